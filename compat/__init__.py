@@ -1,0 +1,55 @@
+"""tapeshift.compat: one gradient API on a TF1 graph, a TF2 tape and tf.function.
+
+    from compat import cut, split_gradient, clip_by_norm
+
+    def model(params, inputs):
+        h = cut("h", tf.matmul(inputs["x"], params["W"]) + params["b"])
+        return tf.reduce_mean(tf.square(tf.tanh(h) - inputs["y0"]))
+
+    r = split_gradient(model, params, inputs, cuts=["h"], wrt=["W"],
+                       transforms={"h": clip_by_norm(1.0)}, backend="graph")
+
+TensorFlow is imported on first use; without it, using ``compat`` raises an
+error that says how to install it.
+"""
+
+from compat.api import GradientFunction, build, gradient, split_gradient, vjp
+from compat.backends import BACKENDS
+from compat.cuts import cut
+from compat.errors import (
+    CompatError,
+    CutBypassError,
+    CutError,
+    LegacyShapeError,
+    NonFiniteGradientError,
+    TensorFlowMissingError,
+    TransformError,
+    UpstreamGradientError,
+)
+from compat.result import Bypass, GradientResult, Stage
+from compat.transforms import clip_by_norm, clip_by_value, mask, scale
+
+__all__ = [
+    "BACKENDS",
+    "Bypass",
+    "CompatError",
+    "CutBypassError",
+    "CutError",
+    "GradientFunction",
+    "GradientResult",
+    "LegacyShapeError",
+    "NonFiniteGradientError",
+    "Stage",
+    "TensorFlowMissingError",
+    "TransformError",
+    "UpstreamGradientError",
+    "build",
+    "clip_by_norm",
+    "clip_by_value",
+    "cut",
+    "gradient",
+    "mask",
+    "scale",
+    "split_gradient",
+    "vjp",
+]

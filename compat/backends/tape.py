@@ -1,0 +1,57 @@
+"""``tape``: eager TensorFlow 2 with ``tf.GradientTape``.
+
+One tape records the whole forward run; each cut's leaf is a stopped tensor the
+tape watches, so a query walks only its own segment. The tape is persistent
+only when a split queries it more than once, and is dropped after the call.
+"""
+
+from __future__ import annotations
+
+from compat._tf import tensorflow
+from compat.cuts import Recorder
+from compat.vjp import Forward, trace
+
+
+class _TapeRecorder(Recorder):
+    def __init__(self, requested, tape):
+        super().__init__(requested)
+        self.tape = tape
+
+    def make_leaf(self, leaf):
+        self.tape.watch(leaf)
+        return leaf
+
+
+def tracer(model, params, inputs, sources, cut_names) -> Forward:
+    tf = tensorflow()
+    tape = tf.GradientTape(persistent=bool(cut_names), watch_accessed_variables=False)
+
+    def query(y, xs, cotangent):
+        return tape.gradient(y, list(xs), output_gradients=cotangent)
+
+    with tape:
+        for s in sources.values():
+            tape.watch(s)
+        return trace(model, params, inputs, sources, _TapeRecorder(cut_names, tape), query)
+
+
+class Compiled:
+    def __init__(self, program, params, input_specs, upstream_spec):
+        tf = tensorflow()
+        self._program = program
+        self.variables = {n: tf.Variable(v, name=n) for n, v in params.items()}
+        self.plan = None
+
+    def __call__(self, inputs, upstream):
+        tf = tensorflow()
+        tensors = {n: tf.constant(v) for n, v in inputs.items()}
+        up = None if upstream is None else tf.constant(upstream)
+        fetches, self.plan = self._program(tracer, self.variables, tensors, up)
+        return {k: v.numpy() for k, v in fetches.items()}, self.plan
+
+    def close(self) -> None:
+        self.variables = {}
+
+
+def compile(program, params, input_specs, upstream_spec) -> Compiled:
+    return Compiled(program, params, input_specs, upstream_spec)

@@ -1,0 +1,14 @@
+"""tapeshift.migrate: rewrite legacy TensorFlow 1.x gradient code into TF2 form.
+
+This package must import and run without TensorFlow installed: the codemod
+only reads and writes source text. Commands that execute TensorFlow
+(``run-legacy``, ``verify``, ``demo``) import it lazily.
+"""
+
+__all__ = ["main"]
+
+
+def main(argv=None) -> int:
+    from migrate.cli import main as _main
+
+    return _main(argv)
