@@ -94,7 +94,8 @@ def backprop(
             cot = _apply_transform(tf, transforms.get(name), raw, name)
             plan.stages.append((name, _transform_name(transforms.get(name))))
             fetches[f"stage/{name}/gradient"] = raw
-            fetches[f"stage/{name}/passed"] = cot
+            if cot is not raw:  # without a transform the two are one tensor: fetch it once
+                fetches[f"stage/{name}/passed"] = cot
         seed_i = cot if not (legacy and i < k) else tf.ones_like(fw.outputs[i])
         pulled = fw.pullback(i, seed_i)
         if i < k and all(g is None for g in pulled.values()):

@@ -1,0 +1,97 @@
+"""Comparing gradients across backends, with tolerances that depend on the dtype.
+
+Written down once and used by the tests, ``tapeshift demo`` and benchmarks:
+
+    dtype      rtol    atol    why
+    float16    1e-2    1e-3    10-bit mantissa
+    bfloat16   2e-2    1e-2    7-bit mantissa
+    float32    1e-5    1e-6    graph and eager differ in the 8th significant digit
+                               (oneDNN reorders float32 reductions, GAPS.md 6)
+    float64    1e-10   1e-12   same computation, reordering only
+
+Two arrays agree when ``|a - b| <= atol + rtol * |b|`` elementwise, as in
+``numpy.allclose``, with ``atol`` scaled by the larger of 1 and ``max|b|`` so that
+a tolerance means the same for a gradient of size 1e3 as for one of size 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-10, 1e-12),
+}
+
+# A float64 central difference with step 1e-6 is accurate to about 1e-9 relative.
+FINITE_DIFFERENCE_TOLERANCE = (1e-6, 1e-8)
+
+
+def tolerance(dtype: Any) -> tuple[float, float]:
+    """(rtol, atol) for an array of ``dtype``; exact for integers and booleans."""
+    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    if name in TOLERANCES:
+        return TOLERANCES[name]
+    if np.issubdtype(np.dtype(name), np.inexact):
+        return TOLERANCES["float32"]
+    return (0.0, 0.0)
+
+
+def compare(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None):
+    """Return (ok, message) for two arrays; the message names the worst element."""
+    a = np.asarray(actual)
+    b = np.asarray(expected)
+    if a.shape != b.shape:
+        return False, f"shape {a.shape} != {b.shape}"
+    r, t = tolerance(np.result_type(a.dtype, b.dtype))
+    rtol = r if rtol is None else rtol
+    atol = t if atol is None else atol
+    if a.size == 0:
+        return True, "empty"
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = max(1.0, float(np.nanmax(np.abs(b64)))) if np.isfinite(b64).any() else 1.0
+    diff = np.abs(a64 - b64)
+    same_nonfinite = (~np.isfinite(a64)) & (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
+    diff = np.where(same_nonfinite, 0.0, diff)
+    bound = atol * scale + rtol * np.abs(b64)
+    excess = np.where(np.isnan(diff), np.inf, diff - bound)
+    worst = np.unravel_index(int(np.argmax(excess)), a.shape) if a.ndim else ()
+    max_abs = float(np.nanmax(diff)) if np.isfinite(diff).any() else float("nan")
+    rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
+    msg = (
+        f"shape {a.shape}, dtype {a.dtype.name}, max abs diff {max_abs:.3g}, "
+        f"max rel diff {float(np.nanmax(rel)):.3g}, worst at {tuple(int(i) for i in worst)}: "
+        f"{float(a64[worst])!r} vs {float(b64[worst])!r} (rtol={rtol:g}, atol={atol:g})"
+    )
+    return bool((excess <= 0).all()), msg
+
+
+def assert_close(actual, expected, *, name: str, rtol=None, atol=None) -> None:
+    ok, msg = compare(actual, expected, rtol=rtol, atol=atol)
+    if not ok:
+        raise AssertionError(f"{name}: {msg}")
+
+
+def finite_difference(
+    f: Callable[[Mapping[str, np.ndarray]], float],
+    values: Mapping[str, np.ndarray],
+    name: str,
+    eps: float = 1e-6,
+) -> np.ndarray:
+    """Central-difference gradient of scalar ``f(values)`` w.r.t. ``values[name]`` (float64)."""
+    base = {k: np.array(v, dtype=np.float64) for k, v in values.items()}
+    x = base[name]
+    grad = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        old = x[idx]
+        x[idx] = old + eps
+        hi = float(f(base))
+        x[idx] = old - eps
+        lo = float(f(base))
+        x[idx] = old
+        grad[idx] = (hi - lo) / (2 * eps)
+    return grad
