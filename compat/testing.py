@@ -95,3 +95,103 @@ def finite_difference(
         x[idx] = old
         grad[idx] = (hi - lo) / (2 * eps)
     return grad
+
+
+# -- cross-backend assertions (used by the pytest plugin and by users) --------
+
+
+def _results(model, params, inputs, backend, **options):
+    from compat.api import GradientFunction
+
+    with GradientFunction(model, params, backend=backend, **options) as fn:
+        return fn(inputs, options.get("upstream"))
+
+
+def _tensors(result) -> dict[str, Any]:
+    out = {f"target {result.target_name!r}": result.target}
+    out.update({f"gradient {n!r}": g for n, g in result.grads.items()})
+    for s in result.stages:
+        out[f"stage {s.name!r}"] = s.gradient
+        out[f"stage {s.name!r} passed on"] = s.passed
+    return out
+
+
+def assert_results_agree(actual, expected, *, what: str, rtol=None, atol=None) -> None:
+    """Every tensor of two ``GradientResult``s agrees; the message names the first that does not."""
+    a, e = _tensors(actual), _tensors(expected)
+    if set(a) != set(e):
+        raise AssertionError(f"{what}: different tensors: {sorted(set(a) ^ set(e))}")
+    for name, ev in e.items():
+        av = a[name]
+        if (av is None) != (ev is None):
+            raise AssertionError(f"{what}: {name} is {'None' if av is None else 'set'} on one side only")
+        if av is not None:
+            assert_close(av, ev, name=f"{what}: {name}", rtol=rtol, atol=atol)
+
+
+def assert_backends_agree(model, params, inputs=None, *, backends=None, rtol=None, atol=None,
+                          **options):
+    """Run the same gradient request on each backend; all must agree with the first.
+
+    ``options`` are those of ``compat.build`` (``wrt``, ``cuts``, ``transforms``,
+    ``mode``, ...). Returns the results by backend.
+    """
+    from compat.backends import BACKENDS
+
+    backends = tuple(backends or BACKENDS)
+    results = {b: _results(model, params, inputs, b, **options) for b in backends}
+    first = backends[0]
+    for b in backends[1:]:
+        assert_results_agree(results[b], results[first], what=f"{b} vs {first}", rtol=rtol, atol=atol)
+    return results
+
+
+def assert_split_matches_direct(model, params, inputs=None, *, cuts, backend="tape", rtol=None,
+                                atol=None, **options):
+    """Without transforms, a split along ``cuts`` must equal the direct gradient."""
+    if options.get("transforms"):
+        raise ValueError("a split with transforms is not meant to equal the direct gradient")
+    direct = _results(model, params, inputs, backend, **options)
+    split = _results(model, params, inputs, backend, cuts=cuts, **options)
+    for n, g in direct.grads.items():
+        s = split.grads[n]
+        if (g is None) != (s is None):
+            raise AssertionError(f"split vs direct on {backend}: gradient {n!r} is None on one side only")
+        if g is not None:
+            assert_close(s, g, name=f"split vs direct on {backend}: gradient {n!r}", rtol=rtol, atol=atol)
+    return split
+
+
+def assert_matches_finite_differences(model, params, inputs=None, *, wrt=None, backend="tape",
+                                      eps=1e-6, rtol=None, atol=None):
+    """Compare the gradient in float64 with central differences of the model's value.
+
+    Parameters and inputs are cast to float64. The model is evaluated on the
+    graph backend with every parameter fed as an input, so one compiled graph
+    serves all the perturbed evaluations.
+    """
+    from compat.api import GradientFunction
+
+    rtol = FINITE_DIFFERENCE_TOLERANCE[0] if rtol is None else rtol
+    atol = FINITE_DIFFERENCE_TOLERANCE[1] if atol is None else atol
+    p64 = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    i64 = {k: np.asarray(v, np.float64) for k, v in (inputs or {}).items()}
+    wrt = list(wrt or p64)
+    grads = _results(model, p64, i64, backend, wrt=wrt).grads
+
+    def as_inputs(_, both):
+        return model({k: both[k] for k in p64}, {k: both[k] for k in i64})
+
+    with GradientFunction(as_inputs, {}, backend="graph", wrt=()) as fn:
+        for n in wrt:
+            fd = finite_difference(lambda v: fn.value(v), {**p64, **i64}, n, eps)
+            assert_close(grads[n], fd, name=f"{backend} vs finite differences: gradient {n!r}",
+                         rtol=rtol, atol=atol)
+    return grads
+
+
+def aligned_random(seed: int = 0):
+    """See ``compat.random_alignment.aligned_random``."""
+    from compat.random_alignment import aligned_random as _aligned
+
+    return _aligned(seed)

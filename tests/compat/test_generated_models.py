@@ -4,13 +4,19 @@ in float64 all of them agree with central finite differences of a numpy forward
 pass (an oracle that shares no code with TensorFlow)."""
 
 import numpy as np
-import pytest
 import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compat import BACKENDS, build, cut
-from compat.testing import FINITE_DIFFERENCE_TOLERANCE, assert_close, finite_difference
+from compat import BACKENDS, cut
+from compat.testing import (
+    FINITE_DIFFERENCE_TOLERANCE,
+    assert_backends_agree,
+    assert_close,
+    assert_matches_finite_differences,
+    assert_split_matches_direct,
+    finite_difference,
+)
 
 ACTIVATIONS = {
     "tanh": (tf.tanh, np.tanh),
@@ -59,23 +65,24 @@ def test_split_at_every_layer_equals_direct_on_all_backends(case):
     depth, acts, params, inputs = case
     model, numpy_loss = make_model(depth, acts)
     cuts = [f"h{l}" for l in range(depth)]
-    results = {}
     for backend in BACKENDS:
-        with build(model, params, backend=backend) as direct_fn, \
-                build(model, params, cuts=cuts, backend=backend, bypass="raise") as split_fn:
-            direct, split = direct_fn(inputs), split_fn(inputs)
+        split = assert_split_matches_direct(model, params, inputs, cuts=cuts, backend=backend,
+                                            bypass="raise")
         assert [s.name for s in split.stages] == cuts[::-1]
-        for n in params:
-            assert_close(split.grads[n], direct.grads[n], name=f"{backend} split vs direct d/d{n}")
-        results[backend] = direct
-    for backend in BACKENDS[1:]:
-        for n in params:
-            assert_close(results[backend].grads[n], results["graph"].grads[n],
-                         name=f"{backend} vs graph d/d{n}")
+    results = assert_backends_agree(model, params, inputs, cuts=cuts)
     if params["W0"].dtype == np.float64:
         rtol, atol = FINITE_DIFFERENCE_TOLERANCE
         values = {**params, **inputs}
         for n in params:
             fd = finite_difference(numpy_loss, values, n)
-            assert_close(results["tape"].grads[n], fd, name=f"tape vs finite differences d/d{n}",
+            assert_close(results["tape"].grads[n], fd, name=f"tape vs numpy finite differences d/d{n}",
                          rtol=rtol, atol=atol)
+
+
+def test_finite_difference_helper_on_the_model_itself(tf_backend):
+    model, _ = make_model(2, ["tanh", "sin"])
+    rng = np.random.default_rng(3)
+    params = {"W0": rng.normal(size=(3, 2)), "b0": rng.normal(size=2),
+              "W1": rng.normal(size=(2, 2)), "b1": rng.normal(size=2)}
+    assert_matches_finite_differences(model, params, {"x": rng.normal(size=(4, 3))},
+                                      backend=tf_backend.name)
