@@ -86,6 +86,14 @@ class GradientFunction:
         inputs = _arrays(inputs)
         return self._compile(inputs, None if upstream is None else np.asarray(upstream), False)
 
+    def variable_values(self, inputs: Mapping[str, Any] | None = None, upstream: Any = None):
+        """Current values of the parameter variables of the program for this signature.
+
+        Parameters only change when model code assigns to them (batch-norm moving
+        statistics, for example); gradients never do.
+        """
+        return self.compiled(inputs, upstream).variable_values()
+
     def close(self) -> None:
         for c in self._compiled.values():
             c.close()

@@ -34,6 +34,9 @@ class Compiled:
         fetches = self._fn(*args)
         return {k: v.numpy() for k, v in fetches.items()}, self.plan
 
+    def variable_values(self) -> dict:
+        return {n: v.numpy() for n, v in self.variables.items()}
+
     def close(self) -> None:
         self._fn = None
         self.variables = {}

@@ -41,6 +41,7 @@ class Compiled:
                 else tf.compat.v1.placeholder(upstream_spec[1], upstream_spec[0], name="upstream")
             )
             self.fetches, self.plan = program(tracer, variables, self._inputs, self._upstream)
+            self._variables = variables
             init = tf.compat.v1.variables_initializer(list(variables.values()))
         self.graph.finalize()  # nothing may add ops behind a compiled program's back
         self.session = tf.compat.v1.Session(graph=self.graph)
@@ -51,6 +52,9 @@ class Compiled:
         if self._upstream is not None:
             feed[self._upstream] = upstream
         return self.session.run(self.fetches, feed_dict=feed), self.plan
+
+    def variable_values(self) -> dict:
+        return self.session.run(self._variables)
 
     def op_count(self) -> int:
         return len(self.graph.get_operations())

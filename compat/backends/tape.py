@@ -49,6 +49,9 @@ class Compiled:
         fetches, self.plan = self._program(tracer, self.variables, tensors, up)
         return {k: v.numpy() for k, v in fetches.items()}, self.plan
 
+    def variable_values(self) -> dict:
+        return {n: v.numpy() for n, v in self.variables.items()}
+
     def close(self) -> None:
         self.variables = {}
 

@@ -80,3 +80,17 @@ def test_cut_order_is_forward_order_whatever_the_request_order(tf_backend):
     b = split_gradient(model, P, I, cuts=["h2", "h1"], backend=tf_backend.name, wrt=["W"])
     assert [s.name for s in a.stages] == [s.name for s in b.stages] == ["h2", "h1"]
     np.testing.assert_array_equal(a.grads["W"], b.grads["W"])
+
+
+def test_model_code_that_assigns_to_a_parameter_updates_it_on_every_backend(tf_backend):
+    def model(p, i):
+        h = cut("h", tf.matmul(i["x"], p["W"]))
+        with tf.control_dependencies([p["count"].assign_add(1.0)]):
+            return tf.reduce_sum(tf.tanh(h))
+
+    params = {**P, "count": np.zeros((), np.float32)}
+    with tf_backend.build(model, params, wrt=["W"], cuts=["h"]) as fn:
+        fn(I), fn(I)
+        values = fn.variable_values(I)
+    assert values["count"] == 2.0
+    np.testing.assert_array_equal(values["W"], P["W"])
