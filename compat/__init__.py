@@ -16,6 +16,13 @@ error that says how to install it.
 from compat.api import GradientFunction, build, gradient, split_gradient, vjp
 from compat.backends import BACKENDS
 from compat.cuts import cut
+from compat.custom_gradients import (
+    clip_backward,
+    custom_rule,
+    gradient_reversal,
+    guided_relu,
+    straight_through,
+)
 from compat.errors import (
     CompatError,
     CutBypassError,
@@ -26,6 +33,7 @@ from compat.errors import (
     TransformError,
     UpstreamGradientError,
 )
+from compat.flow import flow_report, plot_flow
 from compat.result import Bypass, GradientResult, Stage
 from compat.transforms import clip_by_norm, clip_by_value, mask, scale
 
@@ -44,12 +52,19 @@ __all__ = [
     "TransformError",
     "UpstreamGradientError",
     "build",
+    "clip_backward",
     "clip_by_norm",
     "clip_by_value",
+    "custom_rule",
     "cut",
+    "flow_report",
     "gradient",
+    "gradient_reversal",
+    "guided_relu",
     "mask",
+    "plot_flow",
     "scale",
     "split_gradient",
+    "straight_through",
     "vjp",
 ]

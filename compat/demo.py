@@ -3,12 +3,17 @@
 Prints, per backend, dloss/dW computed directly, split at ``h`` by a
 vector-Jacobian product, and by the legacy elementwise product, and whether
 they agree (with the float32 tolerance of ``compat.testing``).
+
+``--plot FILE.png`` also writes the gradient-flow chart (``compat.flow``): one PNG
+with two panels, the reference computation split at ``h`` and the multi-stage
+example split at every layer with its clip at ``h2``, one series per backend.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import numpy as np
 
@@ -17,6 +22,13 @@ HELP = "run the reference split-gradient computation on the graph, tape and func
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--plot", metavar="FILE.png", default=None,
+        help="also write the gradient-flow chart to FILE.png: one PNG with two panels, "
+             "the reference computation (cut h) and the multi-stage example (cuts h1, h2, "
+             "out; clip_by_norm at h2), L2 norm per stage and per final gradient, log "
+             "scale, one series per backend (needs: pip install 'tapeshift[plot]')",
+    )
 
 
 def compute() -> dict:
@@ -47,13 +59,58 @@ def compute() -> dict:
     return out
 
 
+def flow_results() -> dict:
+    """Per panel, per backend: the split results the ``--plot`` chart draws."""
+    from compat import BACKENDS, clip_by_norm, reference, split_gradient
+
+    p, i = reference.params(), reference.inputs()
+    mp, mi = reference.multistage_params(), reference.multistage_inputs()
+    clip = {"h2": clip_by_norm(reference.MULTISTAGE_CLIP_NORM)}
+    panels = {
+        "reference: cut h": {
+            b: split_gradient(reference.model, p, i, cuts=["h"], backend=b, target_name="loss")
+            for b in BACKENDS
+        },
+        f"multi-stage: cuts h1, h2, out; clip_by_norm({reference.MULTISTAGE_CLIP_NORM:g}) at h2": {
+            b: split_gradient(reference.multistage_model, mp, mi,
+                              cuts=list(reference.MULTISTAGE_CUTS), transforms=clip,
+                              backend=b, target_name="loss")
+            for b in BACKENDS
+        },
+    }
+    return panels
+
+
+def plot(path):
+    """Write the two-panel gradient-flow chart to ``path``; return the ``FlowChart``."""
+    from compat.flow import plot_flow_panels
+
+    return plot_flow_panels(flow_results(), path)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.plot is not None:
+        from compat.flow import require_matplotlib
+
+        try:
+            require_matplotlib()  # fail before any computation when matplotlib is missing
+        except ImportError as exc:
+            print(f"tapeshift demo: {exc}", file=sys.stderr)
+            return 2
     summary = compute()
     if args.json:
         print(json.dumps(_jsonable(summary), indent=2))
     else:
         print(format_table(summary))
-    return 0 if summary["split_matches_direct"] and summary["backends_agree"] else 1
+    ok = summary["split_matches_direct"] and summary["backends_agree"]
+    if args.plot is not None:
+        try:
+            plot(args.plot)
+        except OSError as exc:
+            print(f"tapeshift demo: cannot write {args.plot}: {exc}", file=sys.stderr)
+            return 2
+        print(f"tapeshift demo: wrote the gradient-flow chart to {args.plot}", file=sys.stderr)
+    return 0 if ok else 1
 
 
 def format_table(summary: dict) -> str:

@@ -8,32 +8,16 @@ without a transform equals the direct gradient, and what the clip changed.
 """
 
 import numpy as np
-import tensorflow as tf
 
-from compat import BACKENDS, build, clip_by_norm, cut
+from compat import BACKENDS, build, clip_by_norm, reference
 from compat.testing import compare
 
-rng = np.random.default_rng(0)
-params = {
-    "W1": (rng.normal(size=(8, 16)) / np.sqrt(8)).astype(np.float32),
-    "W2": (rng.normal(size=(16, 16)) / 4.0).astype(np.float32),
-    "W3": (rng.normal(size=(16, 1)) / 4.0).astype(np.float32),
-}
-inputs = {
-    "x": rng.normal(size=(32, 8)).astype(np.float32),
-    "y": rng.normal(size=(32, 1)).astype(np.float32),
-}
+params = reference.multistage_params()
+inputs = reference.multistage_inputs()
+model = reference.multistage_model  # see compat/reference.py
 
-
-def model(p, i):
-    h1 = cut("h1", tf.tanh(tf.matmul(i["x"], p["W1"])))
-    h2 = cut("h2", tf.tanh(tf.matmul(h1, p["W2"])))
-    out = cut("out", tf.matmul(h2, p["W3"]))
-    return tf.reduce_mean(tf.square(out - i["y"]))
-
-
-cuts = ["out", "h2", "h1"]
-clip = {"h2": clip_by_norm(0.05)}
+cuts = list(reference.MULTISTAGE_CUTS)
+clip = {"h2": clip_by_norm(reference.MULTISTAGE_CLIP_NORM)}
 results = {}
 for backend in BACKENDS:
     with build(model, params, backend=backend, target_name="loss") as direct_fn, \
