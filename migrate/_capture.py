@@ -1,0 +1,472 @@
+"""The child-process side of ``run-legacy`` and ``verify``.
+
+Started as ``python -c <bootstrap> [--legacy] [--capture DIR] [--user-path DIR]...
+-- SCRIPT ARGS...`` (see :func:`migrate.run_legacy.runner_command`). It runs the
+script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
+``--capture``, writes what ``verify`` compares:
+
+``DIR/values.npz``
+    the script's final module-level numeric values as plain numpy arrays
+    (keys ``v0``, ``v1``, ...);
+``DIR/meta.json``
+    ``names`` and ``dtypes`` of those arrays (a dtype label such as
+    ``float32``, ``bfloat16`` or ``py:float`` for a Python float), ``skipped``
+    (name -> why it has no value, e.g. a graph tensor), ``random_ops`` (op name
+    -> number of times the script created it) and the TensorFlow version.
+
+Module globals that are numbers, numpy arrays or scalars, eager tensors,
+constant graph tensors (``tf.constant`` and what ``tf.get_static_value`` folds),
+variables (eager ones directly; graph ones with the value they had when their
+session was closed, or at the end of the script if it is still open), and
+lists, tuples and string-keyed dicts of those are captured. Modules,
+functions, classes, strings and graph tensors are not.
+
+stdout and stderr are not touched: the parent reads them from the pipe.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import json
+import os
+import sys
+import types
+import weakref
+from typing import Any
+
+from migrate.run_legacy import LegacyImports, enable_legacy_behavior, execute_script
+
+MAX_ELEMENTS = 10_000_000
+_MAX_DEPTH = 3
+
+# gen_* modules whose op wrappers draw random numbers.
+_RANDOM_MODULES = (
+    "tensorflow.python.ops.gen_random_ops",
+    "tensorflow.python.ops.gen_stateful_random_ops",
+    "tensorflow.python.ops.gen_stateless_random_ops",
+    "tensorflow.python.ops.gen_stateless_random_ops_v2",
+)
+# wrappers in those modules that do not draw numbers
+_NOT_DRAWS = {
+    "random_gamma_grad", "rng_read_and_skip", "rng_skip", "stateless_random_get_alg",
+    "stateless_random_get_key_counter", "stateless_random_get_key_counter_alg",
+}
+_RANDOM_TYPE_WORDS = ("Random", "TruncatedNormal", "Multinomial", "StatefulStandardNormal",
+                      "StatefulUniform", "Shuffle")
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def is_random_op_type(op_type: str) -> bool:
+    return any(word in op_type for word in _RANDOM_TYPE_WORDS) and "Grad" not in op_type
+
+
+class RandomOpWatcher:
+    """Counts the TF random ops a script creates (graph mode) or runs (eager mode).
+
+    It wraps the generated op functions in ``gen_*random_ops``, which every
+    public random API (``tf.random.*``, initialisers, dropout, Keras' seeded
+    draws) calls through the module attribute.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.installed = False
+
+    def install(self) -> None:
+        if self.installed:
+            return
+        import importlib
+
+        self.installed = True
+        for modname in _RANDOM_MODULES:
+            try:
+                mod = importlib.import_module(modname)
+            except ImportError:
+                continue
+            for attr, fn in list(vars(mod).items()):
+                if (attr.startswith("_") or attr[:1].isupper() or attr.endswith("_eager_fallback")
+                        or attr in _NOT_DRAWS or not isinstance(fn, types.FunctionType)):
+                    continue
+                setattr(mod, attr, self._wrap(fn, _camel(attr)))
+
+    def _wrap(self, fn, op_name: str):
+        counts = self.counts
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            counts[op_name] = counts.get(op_name, 0) + 1
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class SessionTracker:
+    """Remembers the values graph variables had when their session closed.
+
+    A legacy script's ``tf.Variable`` globals have no value outside a session;
+    ``verify`` compares them with the value they had when the script's
+    session was closed (``with tf.Session()`` exit or ``sess.close()``) or, for
+    a session still open when the script ends, their final value.
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[int, tuple[Any, Any]] = {}  # id(variable) -> (variable, ndarray)
+        self.sessions: "weakref.WeakSet" = weakref.WeakSet()
+        self.graphs: "weakref.WeakSet" = weakref.WeakSet()
+        self.active = False
+
+    def install(self) -> None:
+        if self.active:
+            return
+        from tensorflow.python.client import session as session_lib
+
+        base = session_lib.BaseSession
+        original_init, original_close = base.__init__, base.close
+        tracker = self
+
+        @functools.wraps(original_init)
+        def __init__(sess, *args, **kwargs):
+            original_init(sess, *args, **kwargs)
+            try:
+                tracker.sessions.add(sess)
+                tracker.graphs.add(sess.graph)
+            except TypeError:
+                pass
+
+        @functools.wraps(original_close)
+        def close(sess):
+            if tracker.active and not getattr(sess, "_closed", True):
+                tracker.snapshot(sess)
+            return original_close(sess)
+
+        base.__init__ = __init__
+        base.close = close
+        self.active = True
+
+    def snapshot(self, sess) -> None:
+        import numpy as np
+
+        try:
+            graph = sess.graph
+            seen, variables = set(), []
+            for key in ("variables", "local_variables"):
+                for v in graph.get_collection(key):
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        variables.append(v)
+        except Exception:
+            return
+        if not variables:
+            return
+        try:
+            fetched = list(zip(variables, sess.run(variables), strict=True))
+        except Exception:  # some uninitialised: read them one by one
+            fetched = []
+            for v in variables:
+                try:
+                    fetched.append((v, sess.run(v)))
+                except Exception:
+                    pass
+        for v, value in fetched:
+            self.values[id(v)] = (v, np.asarray(value))
+
+    def finish(self) -> None:
+        """Snapshot sessions still open at the end of the script; stop tracking."""
+        if not self.active:
+            return
+        for sess in list(self.sessions):
+            if not getattr(sess, "_closed", True):
+                self.snapshot(sess)
+        self.active = False
+
+    def value_of(self, variable):
+        entry = self.values.get(id(variable))
+        if entry is not None and entry[0] is variable:
+            return entry[1]
+        return None
+
+
+class _TensorFlowHooks:
+    """Installs the random-op watcher and session tracker once TensorFlow is loaded.
+
+    In ``--legacy`` mode TensorFlow is imported before the script starts; for
+    a TF2 script the hooks go in when user code first imports something and
+    TensorFlow is then fully loaded (scripts that never import TensorFlow do
+    not pay for it).
+    """
+
+    def __init__(self, watcher: RandomOpWatcher, sessions: SessionTracker, roots) -> None:
+        self.watcher, self.sessions = watcher, sessions
+        self.scope = LegacyImports(roots)  # used only for its is_user_file test
+        self._original = None
+
+    def try_install(self) -> bool:
+        tf = sys.modules.get("tensorflow")
+        spec = getattr(tf, "__spec__", None)
+        if tf is None or getattr(spec, "_initializing", False):
+            return False
+        try:
+            self.watcher.install()
+            self.sessions.install()
+        except Exception as exc:  # never break the user's script over this
+            print(f"tapeshift: could not watch TensorFlow ops: {exc}", file=sys.stderr)
+        return True
+
+    def install_lazily(self) -> None:
+        if self.try_install():
+            return
+        self._original = builtins.__import__
+        builtins.__import__ = self
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        original = self._original
+        module = original(name, globals, locals, fromlist, level)
+        if (self._original is not None and "tensorflow" in sys.modules
+                and self.scope.is_user_globals(globals) and self.try_install()):
+            if builtins.__import__ is self:
+                builtins.__import__ = original
+            self._original = None
+        return module
+
+
+# -- converting globals ------------------------------------------------------
+
+class _Skip(Exception):
+    """This value has no comparable number; the message says why."""
+
+
+class _Ignore(Exception):
+    """Not a numeric value at all (module, function, string...): say nothing."""
+
+
+_PY_LABELS = {bool: "py:bool", int: "py:int", float: "py:float", complex: "py:complex"}
+
+
+def _plain(arr):
+    """A numpy array in a dtype ``np.load`` reads without pickle, and its dtype label."""
+    import numpy as np
+
+    label = arr.dtype.name
+    if arr.dtype.kind in "biufc":
+        return np.array(arr, copy=True), label
+    if arr.dtype.kind == "V" or label.startswith(("bfloat16", "float8", "float4", "int4", "uint4")):
+        try:  # ml_dtypes (bfloat16, float8...) -> float32
+            return np.asarray(arr, dtype=np.float32), label
+        except (TypeError, ValueError):
+            pass
+    raise _Skip(f"non-numeric array (dtype {label})")
+
+
+def _convert(value, tf, sessions: SessionTracker):
+    """``(ndarray, dtype label)`` for a numeric value; raise _Skip/_Ignore otherwise."""
+    import numpy as np
+
+    kind = type(value)
+    if kind in _PY_LABELS:
+        arr = np.asarray(value)
+        if arr.dtype.kind == "O":
+            raise _Skip("integer too large for int64")
+        return arr, _PY_LABELS[kind]
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        if arr.size > MAX_ELEMENTS:
+            raise _Skip(f"too large ({arr.size} elements)")
+        return _plain(arr)
+    if tf is not None:
+        if isinstance(value, tf.Variable):
+            try:
+                return _plain(np.asarray(value.numpy()))
+            except Exception:
+                pass
+            arr = sessions.value_of(value)
+            if arr is None:
+                raise _Skip("graph variable never read from a session")
+            return _plain(arr)
+        if isinstance(value, tf.Tensor):
+            numpy = getattr(value, "numpy", None)
+            if numpy is not None:
+                try:
+                    return _plain(np.asarray(numpy()))
+                except _Skip:
+                    raise
+                except Exception:
+                    pass
+            # a graph tensor: only a constant one (tf.constant, a shape...) has a value
+            try:
+                static = tf.get_static_value(value)
+            except Exception:
+                static = None
+            if static is None:
+                raise _Skip("graph tensor (no value outside a session)")
+            return _plain(np.asarray(static))
+    raise _Ignore()
+
+
+def _common_label(labels: list[str], stacked) -> str:
+    if len(set(labels)) == 1:
+        return labels[0]
+    if all(lb.startswith("py:") for lb in labels):
+        return {"b": "py:bool", "i": "py:int", "u": "py:int", "c": "py:complex"}.get(
+            stacked.dtype.kind, "py:float")
+    return stacked.dtype.name
+
+
+def _collect(name: str, value, tf, sessions, out: dict, skipped: dict, depth: int = 0) -> None:
+    """Add ``name`` (or its elements ``name[i]`` / ``name['k']``) to ``out``."""
+    import numpy as np
+
+    if isinstance(value, (list, tuple)) and depth < _MAX_DEPTH:
+        if not value:
+            return
+        parts, labels, ok = [], [], True
+        for item in value:
+            try:
+                arr, label = _convert(item, tf, sessions)
+            except (_Skip, _Ignore):
+                ok = False
+                break
+            parts.append(arr)
+            labels.append(label)
+        if ok and len({a.shape for a in parts}) == 1:
+            try:
+                stacked = np.stack(parts)
+            except (TypeError, ValueError):
+                stacked = None
+            if stacked is not None and stacked.dtype.kind in "biufc" and stacked.size <= MAX_ELEMENTS:
+                out[name] = (stacked, _common_label(labels, stacked))
+                return
+        for i, item in enumerate(value):
+            _collect(f"{name}[{i}]", item, tf, sessions, out, skipped, depth + 1)
+        return
+    if isinstance(value, dict) and depth < _MAX_DEPTH:
+        for key, item in value.items():
+            if isinstance(key, (str, int)):
+                _collect(f"{name}[{key!r}]", item, tf, sessions, out, skipped, depth + 1)
+        return
+    try:
+        out[name] = _convert(value, tf, sessions)
+    except _Skip as reason:
+        skipped[name] = str(reason)
+    except _Ignore:
+        pass
+
+
+def capture_globals(globs: dict, sessions: SessionTracker | None = None):
+    """``({name: (ndarray, dtype label)}, {name: reason skipped})`` for a script's globals."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and not hasattr(tf, "Tensor"):
+        tf = None
+    sessions = sessions or SessionTracker()
+    out: dict = {}
+    skipped: dict = {}
+    for name, value in list(globs.items()):
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+            continue
+        try:
+            _collect(name, value, tf, sessions, out, skipped)
+        except Exception as exc:  # a strange object must not lose the whole capture
+            skipped[name] = f"could not read ({type(exc).__name__}: {exc})"
+    return out, skipped
+
+
+def graph_random_ops() -> dict[str, int]:
+    """Random op types in the default graph (legacy mode), as a backstop to the watcher."""
+    tf = sys.modules.get("tensorflow")
+    counts: dict[str, int] = {}
+    try:
+        graph = tf.compat.v1.get_default_graph()
+        for op in graph.get_operations():
+            if is_random_op_type(op.type):
+                counts[op.type] = counts.get(op.type, 0) + 1
+    except Exception:
+        pass
+    return counts
+
+
+def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict, legacy: bool) -> None:
+    import numpy as np
+
+    os.makedirs(directory, exist_ok=True)
+    names = list(values)
+    arrays = {f"v{i}": values[n][0] for i, n in enumerate(names)}
+    np.savez(os.path.join(directory, "values.npz"), **arrays)
+    tf = sys.modules.get("tensorflow")
+    meta = {
+        "mode": "legacy" if legacy else "tf2",
+        "names": names,
+        "dtypes": [values[n][1] for n in names],
+        "skipped": skipped,
+        "random_ops": random_ops,
+        "tensorflow": getattr(tf, "__version__", None),
+    }
+    with open(os.path.join(directory, "meta.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f)
+
+
+# -- entry point ------------------------------------------------------------
+
+def _parse(argv: list[str]):
+    legacy, capture, user_paths = False, None, []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            i += 1
+            break
+        if arg == "--legacy":
+            legacy = True
+        elif arg == "--capture":
+            i += 1
+            capture = argv[i]
+        elif arg == "--user-path":
+            i += 1
+            user_paths.append(argv[i])
+        else:
+            break
+        i += 1
+    if i >= len(argv):
+        raise SystemExit("tapeshift runner: no script given")
+    return legacy, capture, user_paths, argv[i], argv[i + 1:]
+
+
+def main(argv: list[str]) -> int:
+    legacy, capture, user_paths, script, script_args = _parse(argv)
+    script_dir = os.path.dirname(os.path.realpath(script))
+    roots = [script_dir, *user_paths]
+    watcher, sessions = RandomOpWatcher(), SessionTracker()
+    hooks = _TensorFlowHooks(watcher, sessions, roots)
+    if legacy:
+        try:
+            import tensorflow  # noqa: F401 - must be loaded before its behaviour is changed
+        except ImportError as exc:
+            print(f"tapeshift run-legacy: TensorFlow is not installed ({exc}); "
+                  "install it with: pip install 'tapeshift[tf]'", file=sys.stderr)
+            return 2
+        enable_legacy_behavior()
+        if capture is not None:
+            hooks.try_install()
+        LegacyImports(roots).install()
+    elif capture is not None:
+        hooks.install_lazily()
+
+    code, globs = execute_script(script, [script, *script_args])
+
+    if capture is not None and code == 0:
+        sessions.finish()
+        values, skipped = capture_globals(globs, sessions)
+        random_ops = dict(watcher.counts)
+        if legacy:
+            for op_type, n in graph_random_ops().items():
+                random_ops.setdefault(op_type, n)
+        write_capture(capture, values, skipped, random_ops, legacy)
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    return code
