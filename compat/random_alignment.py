@@ -10,13 +10,15 @@ and on every call. (Keras 2's ``DeterministicRandomTestTool`` did this for the
 TF migration guide; it is gone with Keras 3.)
 
 Only calls made through the module attributes are replaced (``tf.random.normal``,
-``tf.nn.dropout``, their ``tf.compat.v1`` spellings); a function imported
+``tf.nn.dropout``, their ``tf.compat.v1`` spellings, and the internal
+``tensorflow.python.ops.nn.dropout`` that tf_slim reaches); a function imported
 by name before the block keeps the original.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from typing import Iterator
 
@@ -73,6 +75,8 @@ def _patches(tf):
         (v1.random, "uniform", uniform),
         (v1.random, "truncated_normal", truncated_normal),
         (v1.nn, "dropout", dropout_v1),
+        # tf_slim's dropout (through the Keras legacy Dropout layer) calls this one
+        (sys.modules["tensorflow.python.ops.nn"], "dropout", dropout_v1),
     ]
 
 
