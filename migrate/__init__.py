@@ -5,7 +5,14 @@ only reads and writes source text. Commands that execute TensorFlow
 (``run-legacy``, ``verify``, ``demo``) import it lazily.
 """
 
-__all__ = ["main"]
+__all__ = ["main", "__version__"]
+
+try:
+    from importlib.metadata import PackageNotFoundError, version
+
+    __version__ = version("tapeshift")
+except PackageNotFoundError:  # running from a checkout that is not installed
+    __version__ = "0+unknown"
 
 
 def main(argv=None) -> int:

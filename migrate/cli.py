@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
 # subcommand name -> module implementing it
 SUBCOMMANDS = {
     "demo": "compat.demo",
+    "migrate": "migrate.command_migrate",
+    "run-legacy": "migrate.run_legacy",
+    "verify": "migrate.verify",
+    "check": "migrate.command_check",
 }
 
 EXIT_OK = 0
@@ -44,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # TensorFlow's C++ start-up chatter (CPU features, oneDNN notes) is not ours
+    # to print; a user who wants it sets TF_CPP_MIN_LOG_LEVEL themselves.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -1,0 +1,74 @@
+"""``tapeshift check``: gradient pitfalls in TF1 and TF2 code, and their fixes.
+
+Each rule lives in its own module with a ``check(facts, path)`` function;
+those with an automatic fix also have a ``Fix`` transformer. All rules read
+one shared analysis of the module (``_facts.Facts``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Sequence, Tuple
+
+import libcst as cst
+
+from migrate.checks import (
+    chain_rule,
+    eager_gradients,
+    override_map,
+    split_bypass,
+    tape_misuse,
+)
+from migrate.checks._facts import Facts
+from migrate.findings import Finding, make_finding
+
+RULES = (chain_rule, split_bypass, eager_gradients, tape_misuse, override_map)
+#: code -> rule module with a ``Fix`` transformer
+FIXES = {chain_rule.CODE: chain_rule}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    path: str
+    source: str
+    output: str  # the source with the requested fixes applied
+    findings: Tuple[Finding, ...]
+    fixed: Tuple[Finding, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.output != self.source
+
+
+def check_source(source: str, path: str = "<string>", fix: Sequence[str] = ()) -> CheckResult:
+    """Findings for one file; with ``fix``, the source with those fixes applied."""
+    unknown = [c for c in fix if c not in FIXES]
+    if unknown:
+        raise ValueError(f"no automatic fix for {', '.join(unknown)}; fixable: {', '.join(FIXES)}")
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        f = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
+                         f"does not parse as Python 3: {exc.message}")
+        return CheckResult(path, source, source, (f,))
+    # every rule is about a gradient (tf.gradients, tape.gradient,
+    # gradient_override_map): a file that never says so has nothing to report
+    if "tensorflow" not in source or "gradient" not in source:
+        return CheckResult(path, source, source, ())
+    facts = Facts(module)
+    findings: List[Finding] = []
+    for rule in RULES:
+        findings.extend(rule.check(facts, path))
+    findings.sort(key=lambda f: (f.line, f.column, f.code))
+    output = source
+    fixed: List[Finding] = []
+    for code in fix:
+        todo = [f for f in findings if f.code == code]
+        if not todo:
+            continue
+        new = facts.module.visit(FIXES[code].Fix(facts))
+        output = new.code
+        compile(output, path, "exec")
+        fixed.extend(todo)
+        facts = Facts(cst.parse_module(output))
+    return CheckResult(path, source, output, tuple(findings), tuple(fixed))

@@ -1,0 +1,7 @@
+"""The tapeshift codemods: one LibCST command per legacy TF1 idiom.
+
+Tape form runs, in order: :class:`SessionToEager`, :class:`GradientsToTape`,
+:class:`RenameTF1Names`, :class:`CompatV1ToTF2Imports`, then
+:class:`TF1OnlyNames` checks nothing TF1-only is left. Compat form runs
+:class:`CompatFallback` alone. :mod:`migrate.pipeline` decides per file.
+"""

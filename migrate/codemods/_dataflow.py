@@ -1,0 +1,205 @@
+"""Name-level data flow over one block of statements.
+
+Deliberately simple and conservative: a statement *reads* every name it loads
+(for a ``def``/``class``, every name in its body, so a closure over ``W``
+depends on ``W``) and *writes* every name it binds (a subscript or attribute
+assignment also writes its base name). The codemods use this to find the
+forward computation between the sources and the targets of a gradient, and the
+definitions a ``sess.run`` fetch depends on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Sequence, Set
+
+import libcst as cst
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.loads: Set[str] = set()
+        self.stores: Set[str] = set()
+
+    # stores -------------------------------------------------------------
+    def _target(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Name):
+            self.stores.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._target(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._target(node.value)
+        elif isinstance(node, (cst.Subscript, cst.Attribute)):
+            node.visit(self)  # loads of the base and the index
+            base = node
+            while isinstance(base, (cst.Subscript, cst.Attribute)):
+                base = base.value
+            if isinstance(base, cst.Name):
+                self.stores.add(base.value)
+        else:
+            node.visit(self)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        self._target(node.target)
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        node.target.visit(self)
+        self._target(node.target)
+        node.value.visit(self)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self._target(node.target)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        self._target(node.target)
+        node.iter.visit(self)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        self._target(node.target)
+        node.iter.visit(self)
+        for cond in node.ifs:
+            cond.visit(self)
+        if node.inner_for_in is not None:
+            node.inner_for_in.visit(self)
+        return False
+
+    def visit_AsName(self, node: cst.AsName) -> bool:
+        self._target(node.name)
+        return False
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        self._target(node.target)
+        node.value.visit(self)
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.stores.add(node.name.value)
+        for dec in node.decorators:
+            dec.visit(self)
+        node.params.visit(self)
+        node.body.visit(self)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.stores.add(node.name.value)
+        for part in (*node.decorators, *node.bases, *node.keywords):
+            part.visit(self)
+        node.body.visit(self)
+        return False
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        if node.default is not None:
+            node.default.visit(self)
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            if alias.asname is not None:
+                self._target(alias.asname.name)
+            else:
+                name = alias.name
+                while isinstance(name, cst.Attribute):
+                    name = name.value
+                self.stores.add(name.value)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if isinstance(node.names, cst.ImportStar):
+            return False
+        for alias in node.names:
+            target = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(target, cst.Name):
+                self.stores.add(target.value)
+        return False
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return False
+
+    # loads --------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.loads.add(node.value)
+
+
+def names_of(node: cst.CSTNode):
+    """(loads, stores) of a statement or expression."""
+    v = _Names()
+    node.visit(v)
+    return v.loads, v.stores
+
+
+@dataclass
+class Stmt:
+    index: int
+    node: cst.CSTNode
+    reads: Set[str]
+    writes: Set[str]
+
+
+def block_info(body: Sequence[cst.CSTNode]) -> List[Stmt]:
+    out = []
+    for i, stmt in enumerate(body):
+        loads, stores = names_of(stmt)
+        out.append(Stmt(i, stmt, loads, stores))
+    return out
+
+
+def last_def(stmts: Sequence[Stmt], name: str, before: int) -> int:
+    """Index of the last statement before ``before`` binding ``name``; -1 if none."""
+    for j in range(before - 1, -1, -1):
+        if name in stmts[j].writes:
+            return j
+    return -1
+
+
+def backward_slice(stmts: Sequence[Stmt], names: Set[str], before: int) -> Set[int]:
+    """Statements before ``before`` that the values of ``names`` depend on."""
+    needed = set(names)
+    out: Set[int] = set()
+    for j in range(before - 1, -1, -1):
+        if stmts[j].writes & needed:
+            out.add(j)
+            needed = (needed - stmts[j].writes) | stmts[j].reads
+    return out
+
+
+def forward_dependents(stmts: Sequence[Stmt], sources: Dict[str, int],
+                       before: int, start: int = 0) -> Set[int]:
+    """Statements in [start, before) that depend on a source name.
+
+    ``sources`` maps each source to the index of its definition (-1: defined
+    outside the block, so live from the start).
+    """
+    tainted = {name for name, d in sources.items() if d < start}
+    out: Set[int] = set()
+    for j in range(start, before):
+        st = stmts[j]
+        if st.reads & tainted:
+            out.add(j)
+            tainted |= st.writes
+        else:
+            tainted -= st.writes
+        for name, d in sources.items():
+            if d == j:
+                tainted.add(name)
+    return out

@@ -1,0 +1,440 @@
+"""``tf.Session`` and ``sess.run`` -> eager values.
+
+``with tf.Session() as sess:`` is dissolved into its body; ``sess = tf.Session()``,
+``tf.InteractiveSession()``, ``sess.close()``, running the initializer and
+``tf.global_variables_initializer()`` / ``tf.initialize_all_variables()``
+disappear; ``sess.run(fetch)`` becomes the value with the structure of the
+fetches kept and NumPy values where the old code got NumPy values
+(``t.numpy()``; ``[a.numpy(), b.numpy()]``; ``{"k": t.numpy()}``;
+``tf.nest.map_structure(lambda t: t.numpy(), fetch)`` otherwise).
+
+This is right only when every ``sess.run`` reads values that cannot have
+changed since the tensors were built (GAPS.md section 1). So a file with
+placeholders or ``feed_dict`` (TS107), an op that changes state when run
+(TS108), a session the codemod cannot see whole (TS106), seeded random ops
+(TS113) or a gradient override (TS112) is reported and left as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+from libcst.codemod.visitors import RemoveImportsVisitor
+
+from migrate.codemods._base import KindMixin, TapeshiftCodemod, code_of, tf_module_alias
+
+SESSIONS = frozenset({"Session", "InteractiveSession"})
+INITIALIZERS = frozenset({
+    "global_variables_initializer", "initialize_all_variables",
+    "local_variables_initializer", "initialize_local_variables",
+    "variables_initializer", "initialize_variables",
+})
+PLACEHOLDERS = frozenset({"placeholder", "placeholder_with_default", "sparse_placeholder"})
+#: TF functions whose result changes state (or prints) each time it runs.
+STATEFUL = frozenset({
+    "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
+    "scatter_nd_update", "scatter_nd_add", "count_up_to", "Print", "print", "py_func",
+    "py_function", "numpy_function", "control_dependencies",
+})
+#: Methods that run an update step when a graph is run.
+STATEFUL_METHODS = frozenset({
+    "minimize", "apply_gradients", "compute_gradients", "assign", "assign_add",
+    "assign_sub", "scatter_update", "load", "fit", "fit_generator", "train_on_batch",
+    "get_next", "make_one_shot_iterator", "make_initializable_iterator",
+})
+RANDOM = frozenset({
+    "random_normal", "random_uniform", "truncated_normal", "random_shuffle", "random_crop",
+    "multinomial", "random_gamma", "random_poisson", "random.normal", "random.uniform",
+    "random.truncated_normal", "random.shuffle", "random.categorical", "random.gamma",
+    "random.poisson", "nn.dropout", "layers.dropout",
+})
+SEEDING = frozenset({"set_random_seed", "random.set_seed"})
+OVERRIDES = frozenset({"RegisterGradient"})
+NO_VALUE = frozenset({"group", "no_op"})
+#: Graph housekeeping with no meaning in eager code; the statement goes.
+GRAPH_HOUSEKEEPING = frozenset({"reset_default_graph"})
+VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
+
+
+class SessionToEager(KindMixin, TapeshiftCodemod):
+    DESCRIPTION = "Dissolve tf.Session blocks: sess.run(fetch) becomes the fetched value."
+    RULE = "session"
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._flatten: Set[cst.With] = set()
+        self._remove: Set[cst.SimpleStatementLine] = set()
+        self._runs: Dict[cst.Call, cst.Call] = {}
+        self._evals: Set[cst.Call] = set()
+        self._alias = "tf"
+        self._active = False
+        self._sessions: Set[str] = set()
+
+    # ------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._alias = tf_module_alias(node) or "tf"
+        kinds, _ = self.infer_kinds(node)
+        self._kinds = kinds
+        sessions: Set[str] = set()
+        has_session = False
+        runs: List[tuple] = []
+        seeded = False
+        seed_calls: List[cst.Call] = []
+        randoms: List[cst.Call] = []
+        uses: List[tuple] = []
+        inits: Set[str] = set()
+        evals: List[tuple] = []
+        blocked = False
+
+        def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
+            nonlocal has_session, seeded, blocked
+            if isinstance(n, cst.Call):
+                name = self.tf_api_name(n.func)
+                if name in SESSIONS:
+                    has_session = True
+                    sess = self._session_binding(n, stack)
+                    if sess is False:
+                        blocked = True
+                    elif sess:
+                        sessions.add(sess)
+                elif name in PLACEHOLDERS:
+                    self.report("TS107", n, f"tf.{name}: a placeholder makes the graph a function "
+                                "of fed values (converting placeholders is not supported yet)")
+                    blocked = True
+                elif name in STATEFUL:
+                    self.report("TS108", n, f"tf.{name} changes state each time it runs; eager "
+                                "code would run it once")
+                    blocked = True
+                elif name in RANDOM:
+                    randoms.append((n, stack[:]))
+                elif name in SEEDING:
+                    seeded = True
+                    seed_calls.append(n)
+                elif name in OVERRIDES:
+                    self.report("TS112", n, "tf.RegisterGradient overrides are ignored in eager mode")
+                    blocked = True
+                elif name in ("get_default_session", "Graph", "get_default_graph",
+                              "keras.backend.get_session", "keras.backend.set_session"):
+                    self.report("TS106", n, f"tf.{name}: the codemod cannot follow graphs and "
+                                "sessions reached this way")
+                    blocked = True
+                elif name in GRAPH_HOUSEKEEPING:
+                    if isinstance(stack[-1], cst.Expr):
+                        self._remove.add(stack[-2])
+                        self.record_change(stack[-2], f"tf.{name}() removed")
+                elif name in INITIALIZERS:
+                    parent = stack[-1]
+                    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+                            and isinstance(parent.targets[0].target, cst.Name):
+                        inits.add(parent.targets[0].target.value)
+                        self._remove.add(stack[-2])
+                    elif isinstance(parent, cst.Expr):
+                        self._remove.add(stack[-2])
+                    elif (isinstance(parent, cst.Attribute) and parent.attr.value == "run"
+                          and len(stack) > 3 and isinstance(stack[-2], cst.Call)
+                          and isinstance(stack[-3], cst.Expr)):
+                        self._remove.add(stack[-4])  # tf.global_variables_initializer().run()
+                if isinstance(n.func, cst.Attribute) and name not in STATEFUL:
+                    attr = n.func.attr.value
+                    if attr == "gradient_override_map":
+                        self.report("TS112", n, "gradient_override_map is silently ignored in "
+                                    "eager mode (GAPS.md section 8)")
+                        blocked = True
+                    elif attr in STATEFUL_METHODS:
+                        self.report("TS108", n, f"`.{attr}(...)` builds an update op; eager code "
+                                    "would apply it once, when the line runs, not at each sess.run")
+                        blocked = True
+                    elif attr in ("eval", "run"):
+                        evals.append((n, stack[:]))
+                for arg in n.args:
+                    if arg.keyword is not None and arg.keyword.value == "seed":
+                        seeded = True
+            elif isinstance(n, cst.Name) and stack:
+                uses.append((n, stack[-1], stack[-2] if len(stack) > 1 else None,
+                             stack[-3] if len(stack) > 2 else None,
+                             stack[-4] if len(stack) > 3 else None))
+            stack.append(n)
+            for child in n.children:
+                walk(child, stack)
+            stack.pop()
+
+        walk(node, [])
+
+        for call, stack in randoms:
+            in_init = any(isinstance(a, cst.Call) and self.is_tf(a.func, *VARIABLE_MAKERS)
+                          for a in stack) or any(
+                isinstance(a, cst.Arg) and a.keyword is not None
+                and a.keyword.value == "initializer" for a in stack)
+            if not in_init:
+                self.report("TS108", call, "a random op outside a variable initialiser draws new "
+                            "values at every sess.run, but once in eager code")
+                blocked = True
+            elif seeded:
+                self.report("TS113", call, "seeded random ops give a different stream in eager "
+                            "TF2 (tf.set_random_seed vs tf.random.set_seed)")
+                blocked = True
+                seed_calls = []
+            else:
+                self.report("TS116", call, "random initial value: the legacy run and the "
+                            "migrated run draw different numbers (unseeded in both)",
+                            changes_numbers=True)
+        for call in seed_calls[:1]:
+            # initialisers of layers, keras, get_variable ... are seeded by it too
+            self.report("TS113", call, "the file seeds TensorFlow's random streams; eager TF2 "
+                        "draws different numbers from the same seed")
+            blocked = True
+
+        # every use of a session name must be .run(...) / .close() / its binding
+        for name, parent, grand, great, line in uses:
+            if name.value in inits and not isinstance(parent, cst.AssignTarget):
+                # the initializer's statement goes: every use of its name must go too
+                if isinstance(parent, cst.Attribute) and parent.value is name \
+                        and parent.attr.value == "run" and isinstance(grand, cst.Call) \
+                        and not grand.args and isinstance(great, cst.Expr):
+                    self._remove.add(line)
+                    self.record_change(line, f"{name.value}.run() removed")
+                    continue
+                if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) \
+                        and isinstance(grand.func, cst.Attribute) \
+                        and grand.func.attr.value == "run" and isinstance(great, cst.Expr) \
+                        and isinstance(grand.func.value, cst.Name) \
+                        and grand.func.value.value in sessions:
+                    continue
+                self.report("TS115", name, f"the initializer `{name.value}` is used in a way "
+                            "the codemod cannot remove")
+                blocked = True
+                continue
+            if name.value not in sessions:
+                continue
+            if isinstance(parent, (cst.AssignTarget, cst.AsName)):
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is name \
+                    and isinstance(grand, cst.Call) and grand.func is parent:
+                attr = parent.attr.value
+                if attr == "run":
+                    runs.append((grand, great))
+                    continue
+                if attr == "close" and isinstance(great, cst.Expr):
+                    continue
+            self.report("TS106", name, f"the session `{name.value}` is used in a way the "
+                        "codemod cannot follow (passed, stored, returned or "
+                        f"`{code_of(parent) if isinstance(parent, cst.Attribute) else name.value}`)")
+            blocked = True
+
+        for call, great in runs:
+            if not self._plan_run(call, great, inits):
+                blocked = True
+        for call, stack in evals:
+            if not self._plan_eval(call, stack, has_session, sessions):
+                blocked = True
+        self._sessions = sessions
+        self._active = (has_session or bool(self._remove)) and not blocked
+        return True
+
+    def _session_binding(self, call: cst.Call, stack: List[cst.CSTNode]):
+        """The name a Session is bound to; "" when unnamed; False (reported) when unsupported."""
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != "config":
+                self.report("TS106", call, f"Session({code_of(arg)}): a session on another graph "
+                            "or target cannot be replaced by eager values")
+                return False
+        parent = stack[-1]
+        if isinstance(parent, cst.WithItem):
+            with_node = stack[-2]
+            if len(with_node.items) != 1:
+                self.report("TS106", call, "a Session opened together with other context managers")
+                return False
+            self._flatten.add(with_node)
+            self.record_change(with_node, "`with Session() as ...:` block dissolved into its body")
+            if parent.asname is None:
+                return ""
+            if not isinstance(parent.asname.name, cst.Name):
+                self.report("TS106", call, "a Session bound to something other than a name")
+                return False
+            return parent.asname.name.value
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0].target, cst.Name) \
+                and isinstance(stack[-2], cst.SimpleStatementLine) and len(stack[-2].body) == 1:
+            self._remove.add(stack[-2])
+            self.record_change(stack[-2], "Session construction removed")
+            return parent.targets[0].target.value
+        if isinstance(parent, cst.Expr) and isinstance(stack[-2], cst.SimpleStatementLine):
+            self._remove.add(stack[-2])
+            self.record_change(stack[-2], "Session construction removed")
+            return ""
+        self.report("TS106", call, "a Session used in an expression the codemod cannot follow")
+        return False
+
+    def _plan_run(self, call: cst.Call, parent: Optional[cst.CSTNode], inits: Set[str]) -> bool:
+        fetch = None
+        for i, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else ("fetches" if i == 0 else "feed_dict")
+            if key == "fetches":
+                fetch = arg.value
+            elif key == "feed_dict":
+                self.report("TS107", call, "sess.run(..., feed_dict=...): fed values need the graph "
+                            "as a function (not converted yet)")
+                return False
+            else:
+                self.report("TS106", call, f"sess.run(..., {key}=...) is not modelled by the codemod")
+                return False
+        if fetch is None:
+            self.report("TS115", call, "sess.run without fetches")
+            return False
+        is_init = (isinstance(fetch, cst.Name) and fetch.value in inits) or (
+            isinstance(fetch, cst.Call) and self.is_tf(fetch.func, *INITIALIZERS))
+        if is_init:
+            if isinstance(parent, cst.Expr):
+                return True  # the statement is removed by leave_SimpleStatementLine
+            self.report("TS115", call, "the initializer's result is used")
+            return False
+        if self._convert(fetch) is None:
+            return False
+        self._runs[call] = call
+        self.record_change(call, f"sess.run({code_of(fetch)}) -> value")
+        return True
+
+    def _plan_eval(self, call: cst.Call, stack, has_session: bool, sessions: Set[str]) -> bool:
+        recv = call.func.value
+        attr = call.func.attr.value
+        if isinstance(recv, cst.Name) and recv.value in sessions:
+            return True  # sess.run is handled by _plan_run
+        kind = self.expr_kind(recv, self._kinds)
+        if kind not in ("tensor", "variable"):
+            return True  # not a TensorFlow object we know: leave it
+        if attr == "run":
+            self.report("TS108", call, f"`{code_of(call.func)}()` runs an op for its effect")
+            return False
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "feed_dict" or (
+                    arg.keyword is None and call.args.index(arg) == 0):
+                self.report("TS107", call, f"`{code_of(call.func)}(feed_dict=...)` feeds values")
+                return False
+        if not has_session:
+            self.report("TS106", call, f"`{code_of(call.func)}()` with no Session in this file")
+            return False
+        self._evals.add(call)
+        self.record_change(call, f"{code_of(call.func)}() -> .numpy()")
+        return True
+
+    # ------------------------------------------------------------------
+    def _numpy(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("numpy")))
+
+    def _convert(self, fetch: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The eager expression for a fetch, or None (reported) when unsupported."""
+        if isinstance(fetch, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self.report("TS115", fetch, "fetching a tensor by its string name")
+            return None
+        if isinstance(fetch, (cst.List, cst.Tuple)):
+            elements = []
+            for el in fetch.elements:
+                if isinstance(el, cst.StarredElement):
+                    self.report("TS115", fetch, "a starred element in the fetches")
+                    return None
+                value = self._convert(el.value)
+                if value is None:
+                    return None
+                elements.append(el.with_changes(value=value))
+            return fetch.with_changes(elements=elements)
+        if isinstance(fetch, cst.Dict):
+            elements = []
+            for el in fetch.elements:
+                if not isinstance(el, cst.DictElement):
+                    self.report("TS115", fetch, "`**` in a fetch dict")
+                    return None
+                value = self._convert(el.value)
+                if value is None:
+                    return None
+                elements.append(el.with_changes(value=value))
+            return fetch.with_changes(elements=elements)
+        if isinstance(fetch, cst.Call) and self.is_tf(fetch.func, *NO_VALUE):
+            self.report("TS115", fetch, "fetching an operation that has no value")
+            return None
+        if isinstance(fetch, cst.Name):
+            if fetch.value not in self._kinds:
+                self.report("TS115", fetch, f"`{fetch.value}` is not defined by an assignment "
+                            "in this file")
+                return None
+        kind = self.expr_kind(fetch, self._kinds)
+        if kind in ("tensor", "variable"):
+            if not isinstance(fetch, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                fetch = fetch.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return self._numpy(fetch)
+        lam = cst.parse_expression("lambda t: t.numpy()")
+        return cst.Call(
+            func=cst.parse_expression(f"{self._alias}.nest.map_structure"),
+            args=[cst.Arg(value=lam), cst.Arg(value=fetch)])
+
+    # ------------------------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if not self._active:
+            return updated_node
+        if original_node in self._runs:
+            fetch = updated_node.args[0].value
+            new = self._convert(fetch)
+            return new if new is not None else updated_node
+        if original_node in self._evals:
+            return updated_node.with_changes(
+                func=updated_node.func.with_changes(attr=cst.Name("numpy")), args=[])
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not self._active:
+            return updated_node
+        if original_node in self._remove:
+            return cst.RemoveFromParent()
+        if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Expr):
+            value = original_node.body[0].value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                recv = value.func.value
+                attr = value.func.attr.value
+                if attr == "close" and isinstance(recv, cst.Name) and not value.args:
+                    if self._is_session_name(recv):
+                        self.record_change(original_node, "sess.close() removed")
+                        return cst.RemoveFromParent()
+                if attr == "run" and value.args and isinstance(recv, cst.Name) \
+                        and self._is_session_name(recv) and value not in self._runs:
+                    self.record_change(original_node, "running the initializer removed")
+                    return cst.RemoveFromParent()
+        return updated_node
+
+    def _is_session_name(self, name: cst.Name) -> bool:
+        return name.value in self._sessions
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self._active:
+            return updated_node
+        for stmt in original_node.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None \
+                        and not isinstance(small.names, cst.ImportStar):
+                    mod = code_of(small.module)
+                    if mod not in ("tensorflow", "tensorflow.compat.v1"):
+                        continue
+                    for alias in small.names:
+                        name = code_of(alias.name)
+                        if name in SESSIONS | INITIALIZERS | GRAPH_HOUSEKEEPING:
+                            RemoveImportsVisitor.remove_unused_import(
+                                self.context, mod, name,
+                                code_of(alias.asname.name) if alias.asname else None)
+        return updated_node
+
+    def leave_With(self, original_node: cst.With, updated_node: cst.With):
+        if not self._active or original_node not in self._flatten:
+            return updated_node
+        body = list(updated_node.body.body)
+        if not body:
+            return cst.RemoveFromParent()
+        first = body[0]
+        body[0] = first.with_changes(
+            leading_lines=[*original_node.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(body)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if self._active and not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node

@@ -1,0 +1,506 @@
+"""Findings: what a tapeshift rule reports, and the one registry of codes.
+
+A :class:`Finding` is a record, never a print: the command modules format it.
+Every code a rule can report is registered here once, with its documentation
+(what the rule does, why, an example, what to use instead and how safe the fix
+is). ``docs/codes.md`` documents each registered code; a test checks that.
+
+Code ranges:
+    TS1xx  ``tapeshift migrate`` (the codemod), registered below
+    TS2xx  ``tapeshift check`` (the linter), registered in ``migrate.checks.codes``
+
+Add a code with :func:`register`; a code is registered exactly once. A module
+that registers codes is listed in :data:`CODE_MODULES`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Dict, Iterator, Optional
+
+
+class Severity(str, enum.Enum):
+    """How much a finding matters.
+
+    ``error``: the file could not be processed at all.
+    ``warning``: a rewrite was not made (the file fell back, or a construct was
+    left as it was); the reason is in the message.
+    ``info``: the rewrite was made; something about it is worth knowing.
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """One registered code and its documentation."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    what: str
+    why: str
+    example: str
+    use_instead: str
+    fix_safety: str
+    #: True when a tape-form rewrite cannot be made while this finding stands,
+    #: so ``migrate`` falls back to compat mode for the file.
+    blocks_tape: bool = False
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a rule found, at one place in one file."""
+
+    code: str
+    severity: Severity
+    path: str
+    line: int
+    column: int
+    message: str
+    #: True when applying the suggested fix would change computed numbers.
+    changes_numbers: bool = False
+
+    @property
+    def info(self) -> CodeInfo:
+        return REGISTRY[self.code]
+
+    @property
+    def name(self) -> str:
+        return REGISTRY[self.code].name
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "changes_numbers": self.changes_numbers,
+        }
+
+
+REGISTRY: Dict[str, CodeInfo] = {}
+
+#: Modules that register codes when imported (besides this one). A new family
+#: of codes adds its module here, so that :func:`load_all_codes` (and so
+#: ``docs/codes.md`` and its test) sees every code.
+CODE_MODULES = ("migrate.checks.codes", "migrate.codemods.custom_gradients")
+
+
+def load_all_codes() -> Dict[str, CodeInfo]:
+    """Import every module in :data:`CODE_MODULES`; return the full registry."""
+    import importlib
+
+    for name in CODE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+    return REGISTRY
+
+
+def register(info: CodeInfo) -> CodeInfo:
+    """Add a code to the registry; each code and each name only once."""
+    if info.code in REGISTRY:
+        raise ValueError(f"code {info.code} is already registered")
+    if any(other.name == info.name for other in REGISTRY.values()):
+        raise ValueError(f"name {info.name!r} is already registered")
+    REGISTRY[info.code] = info
+    return info
+
+
+def lookup(code: str) -> CodeInfo:
+    try:
+        return REGISTRY[code]
+    except KeyError:
+        raise KeyError(f"unknown finding code {code!r}") from None
+
+
+def iter_codes(prefix: str = "") -> Iterator[CodeInfo]:
+    for code in sorted(REGISTRY):
+        if code.startswith(prefix):
+            yield REGISTRY[code]
+
+
+def make_finding(
+    code: str,
+    path: str,
+    line: int,
+    column: int,
+    message: Optional[str] = None,
+    changes_numbers: bool = False,
+) -> Finding:
+    """A finding for a registered code; the message defaults to the summary."""
+    info = lookup(code)
+    return Finding(
+        code=code,
+        severity=info.severity,
+        path=path,
+        line=line,
+        column=column,
+        message=message or info.summary,
+        changes_numbers=changes_numbers,
+    )
+
+
+# --------------------------------------------------------------------------
+# TS1xx: migration findings (``tapeshift migrate``)
+# --------------------------------------------------------------------------
+
+_COMPAT_SAFETY = (
+    "The construct is left as it was and the whole file is migrated in compat "
+    "mode (`tensorflow.compat.v1` with v2 behaviour disabled), which runs "
+    "under TF2 and keeps every number."
+)
+
+register(CodeInfo(
+    code="TS100",
+    name="unparsable-source",
+    severity=Severity.ERROR,
+    summary="the file does not parse as Python 3 and was left untouched",
+    what="Reports a file the codemod cannot parse (a syntax error, or Python 2 "
+         "code such as `print x`).",
+    why="A rewrite needs a syntax tree; guessing at text would risk breaking the file.",
+    example="print \"loss\", sess.run(loss)",
+    use_instead="Port the file to Python 3 first (for example with `2to3` or "
+                "`pyupgrade`), then run `tapeshift migrate` again.",
+    fix_safety="No fix is applied: the file is not written. The run continues and "
+               "exits with code 2.",
+))
+
+register(CodeInfo(
+    code="TS101",
+    name="compat-fallback",
+    severity=Severity.WARNING,
+    summary="file migrated in compat mode (tensorflow.compat.v1, v2 behaviour disabled)",
+    what="The file was rewritten to import `tensorflow.compat.v1` and call "
+         "`disable_v2_behavior()` instead of being converted to tape form. The "
+         "other findings for the file say why.",
+    why="Some construct in the file could not be converted to eager/tape form "
+        "without risking different numbers; graph mode keeps the old semantics.",
+    example="import tensorflow as tf\nx = tf.placeholder(tf.float32)",
+    use_instead="import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n"
+                "x = tf.placeholder(tf.float32)",
+    fix_safety="Safe: the program keeps TF1 graph semantics and every number.",
+))
+
+register(CodeInfo(
+    code="TS102",
+    name="gradients-stop-gradients",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="tf.gradients(..., stop_gradients=...) has no GradientTape equivalent",
+    what="Finds `tf.gradients` calls that pass `stop_gradients=`.",
+    why="`GradientTape.gradient` has no `stop_gradients` argument; the same "
+        "effect needs `tf.stop_gradient` placed in the forward code, which the "
+        "codemod cannot do without knowing the author's intent.",
+    example="g = tf.gradients(loss, [a, b], stop_gradients=[a, b])",
+    use_instead="Put `tf.stop_gradient(a)` where `a` is used in the forward "
+                "computation, then take `tape.gradient(loss, [a, b])`.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS103",
+    name="gradients-in-control-flow",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="tf.gradients inside control flow the codemod cannot follow",
+    what="Finds `tf.gradients` calls inside a loop, a condition, a `with` block, "
+         "a lambda, a comprehension, or a function passed to `tf.while_loop` / "
+         "`tf.map_fn`.",
+    why="A tape must be active around the exact forward computation; inside "
+        "control flow the codemod cannot place it so that every number is kept.",
+    example="def body(i, x):\n    g = tf.gradients(f(x), x)[0]\n    return i + 1, x - g\n"
+            "tf.while_loop(cond, body, [0, x0])",
+    use_instead="Write the loop body with its own `tf.GradientTape` by hand.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS104",
+    name="gradients-unresolved-operand",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="the targets or sources of tf.gradients are not names the codemod can follow",
+    what="Finds `tf.gradients` calls whose `ys` or `xs` are not plain names (or "
+         "lists of names) defined in the same function or module, for example "
+         "`tf.trainable_variables()` or `model.weights`.",
+    why="The tape has to be placed around the computation from the sources to "
+        "the targets, and TensorFlow's list semantics kept; both need to see "
+        "where the operands come from.",
+    example="grads = tf.gradients(loss, tf.trainable_variables())",
+    use_instead="Name the variables explicitly, or write the tape by hand: "
+                "`tape.gradient(loss, model.trainable_variables)`.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS105",
+    name="gradients-interleaved",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a gradient is taken in the middle of the forward computation it belongs to",
+    what="Finds a `tf.gradients` call that sits between statements of the "
+         "forward computation another gradient of the same order needs, and cannot "
+         "be moved after it (it is not a plain assignment, or a later statement of "
+         "the forward computation reads its result or rebinds what it reads).",
+    why="A tape answers gradients after its `with` block; moving the statement "
+        "could change what it reads.",
+    example="h = f(W)\nprint(tf.gradients(h, W)[0])\nloss = g(h)\ng2 = tf.gradients(loss, W)[0]",
+    use_instead="Move the forward computation before the first gradient, then migrate.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS106",
+    name="session-not-visible",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a Session is used in a way the codemod cannot see whole",
+    what="Finds Sessions built on another graph (`graph=`, `target=`), passed "
+         "to or returned from functions, reached through "
+         "`tf.get_default_session()`, or run with options the codemod does not model.",
+    why="Replacing `sess.run(x)` by the value of `x` is right only when the "
+        "codemod sees every use of the session and the graph it runs.",
+    example="def evaluate(sess, loss):\n    return sess.run(loss)",
+    use_instead="Keep graph code in one place; after migrating, pass values "
+                "(`loss.numpy()`) rather than sessions.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS107",
+    name="session-feeds-placeholders",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="placeholders or feed_dict need functions of the fed values (not converted yet)",
+    what="Finds `tf.placeholder` and `feed_dict=`.",
+    why="A fed graph is a function of its feeds; straight-line eager code would "
+        "compute each tensor once, with whatever value existed when the line ran "
+        "(GAPS.md section 1). Converting placeholders to function arguments is a "
+        "later rule.",
+    example="x = tf.placeholder(tf.float32)\nprint(sess.run(y, feed_dict={x: 2.0}))",
+    use_instead="def y_of(x):\n    return ...\nprint(y_of(tf.constant(2.0)).numpy())",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS108",
+    name="session-stateful-op",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="the graph holds an op whose value changes when it runs (train op, assign, random)",
+    what="Finds optimizer steps (`minimize`, `apply_gradients`), assignments, "
+         "`tf.Print`, `py_func` and random ops outside variable initialisers.",
+    why="In a graph these run each time `sess.run` fetches them; in eager code "
+        "they would run once, when the line is reached, so losses read later "
+        "would see different variable values (GAPS.md section 1).",
+    example="train = opt.minimize(loss)\nfor _ in range(10):\n    sess.run(train)\nprint(sess.run(loss))",
+    use_instead="A training loop with `tf.GradientTape` and "
+                "`optimizer.apply_gradients` inside the loop.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS109",
+    name="tf1-only-api",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a TF1-only API with no TF2 counterpart in the rename tables",
+    what="Finds references to names that exist in `tf.compat.v1` but not in "
+         "TF2 `tf` and that no rule converts (for example `tf.train.AdamOptimizer`, "
+         "`tf.layers.dense`, `tf.contrib.*`).",
+    why="Left as it was, the name would raise `AttributeError` under TF2.",
+    example="tf.layers.dense(x, 10)",
+    use_instead="The TF2 API (`tf.keras.layers.Dense(10)(x)`), or leave the file "
+                "in compat mode. `tf.contrib` has no TF2 counterpart at all "
+                "(`tf_slim` replaces `tf.contrib.slim`).",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS110",
+    name="gradients-graph-only-argument",
+    severity=Severity.INFO,
+    summary="a tf.gradients argument with no meaning in eager mode was dropped",
+    what="Drops `gate_gradients`, `aggregation_method`, "
+         "`colocate_gradients_with_ops` and `name` when converting `tf.gradients` "
+         "to `tape.gradient`.",
+    why="They control graph construction and placement; `GradientTape.gradient` "
+        "does not take them.",
+    example="tf.gradients(loss, W, colocate_gradients_with_ops=True)",
+    use_instead="tape.gradient(loss, W)",
+    fix_safety="Safe: these arguments do not change the values computed "
+               "(`aggregation_method` may change float rounding in the last bits).",
+))
+
+register(CodeInfo(
+    code="TS111",
+    name="gradients-unconnected",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="no forward computation from the sources to the targets was found",
+    what="Finds a `tf.gradients` call whose targets do not depend, by the names "
+         "in the code, on any of its sources.",
+    why="Either the gradient is `None` by design, or the dependency goes "
+        "through state the codemod cannot see (an object, a closure); placing a "
+        "tape would be a guess.",
+    example="loss = model(x)  # model reads W internally\ng = tf.gradients(loss, W)",
+    use_instead="Write the tape by hand around the call that uses the variables.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS112",
+    name="gradient-override",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="gradient_override_map / RegisterGradient is ignored in eager mode",
+    what="Finds `@tf.RegisterGradient` and `graph.gradient_override_map(...)`.",
+    why="In eager mode the override map is silently ignored: a gradient-reversal "
+        "layer gave [-3, -3] in a graph and [3, 3] under a tape (GAPS.md section 8).",
+    example="with g.gradient_override_map({\"Identity\": \"Reverse\"}):\n    y = tf.identity(x)",
+    use_instead="@tf.custom_gradient\ndef reverse(x):\n    return tf.identity(x), lambda dy: -dy",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS113",
+    name="seeded-random-stream",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="seeded random ops give a different stream in eager TF2",
+    what="Finds random ops in a file that sets a graph-level or op-level seed.",
+    why="`tf.set_random_seed(0)` and `tf.random.set_seed(0)` give different "
+        "streams (GAPS.md section 5): a tape-form file would start from other "
+        "numbers than the legacy run.",
+    example="tf.set_random_seed(0)\nW = tf.Variable(tf.random_normal([2, 2]))",
+    use_instead="Carry the initial values over explicitly (e.g. from a checkpoint "
+                "or a NumPy array), or use stateless random ops with fixed seeds.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS114",
+    name="codemod-internal-error",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="the codemod failed on this file; it was migrated in compat mode (or left untouched)",
+    what="Reports an internal failure: a rule raised, or its output did not compile.",
+    why="Output is compiled before it is returned, so a codemod bug never leaves a "
+        "broken file: the file falls back to compat mode, and if even that fails it "
+        "is left untouched (and the run exits with code 2).",
+    example="(any input that triggers the bug)",
+    use_instead="Report the file to the tapeshift maintainers; use `--mode compat` meanwhile.",
+    fix_safety="Safe: either compat mode (graph semantics kept) or no change at all.",
+))
+
+register(CodeInfo(
+    code="TS115",
+    name="unsupported-fetch",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a sess.run fetch the codemod cannot turn into a value",
+    what="Finds `sess.run` fetches that are strings (tensor names), operations "
+         "run for their effect, or expressions whose definition is not in the file.",
+    why="The fetch must be a tensor (or a structure of tensors) built in the "
+        "same file for its value to be computed eagerly.",
+    example="sess.run(\"loss:0\")",
+    use_instead="Fetch the Python name of the tensor: `sess.run(loss)`.",
+    fix_safety=_COMPAT_SAFETY,
+))
+
+register(CodeInfo(
+    code="TS116",
+    name="unseeded-random-init",
+    severity=Severity.INFO,
+    summary="random initial values: the legacy and the migrated run draw different numbers",
+    what="Notes a random op in a variable initialiser in a file that sets no seed. "
+         "The file is converted.",
+    why="Unseeded, the legacy program draws new numbers on every run too; the "
+        "migrated program is as correct, but a number-by-number comparison of the "
+        "two runs (`tapeshift verify`) will differ (GAPS.md section 5).",
+    example="W = tf.Variable(tf.random_normal([2, 2]))",
+    use_instead="For a comparable run, start from fixed values: "
+                "`W = tf.Variable(np.load(\"W0.npy\"))`, or stateless random ops with a fixed seed.",
+    fix_safety="The rewrite keeps the semantics (one random draw at creation); only "
+               "the drawn values differ, as between any two unseeded runs.",
+))
+
+
+@dataclass(frozen=True)
+class Change:
+    """One rewrite a codemod made, at one place in one file."""
+
+    rule: str
+    path: str
+    line: int
+    column: int
+    description: str
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "path": self.path, "line": self.line,
+                "column": self.column, "description": self.description}
+
+
+def codes_markdown(prefix: str = "") -> str:
+    """``docs/codes.md``, rendered from the registry (a test keeps them equal)."""
+    out = [
+        "# Finding codes",
+        "",
+        "Every code tapeshift reports, from the one registry in `migrate/findings.py`.",
+        "This file is generated: `python -c \"from migrate.findings import codes_markdown; "
+        "print(codes_markdown(), end='')\" > docs/codes.md`.",
+        "",
+        "Severity: `error` (the file was not processed), `warning` (a rewrite was not "
+        "made; the file fell back to compat mode), `info` (the rewrite was made; worth "
+        "knowing). *Blocks tape form*: while such a finding stands, `tapeshift migrate` "
+        "migrates the file in compat mode.",
+        "",
+        "| code | name | severity | summary |",
+        "|---|---|---|---|",
+    ]
+    load_all_codes()
+    infos = list(iter_codes(prefix))
+    for i in infos:
+        out.append(f"| [{i.code}](#{i.code.lower()}-{i.name}) | `{i.name}` | {i.severity.value} | {i.summary} |")
+    for i in infos:
+        out += [
+            "",
+            f"## {i.code} {i.name}",
+            "",
+            f"Severity: {i.severity.value}. Blocks tape form: {'yes' if i.blocks_tape else 'no'}.",
+            "",
+            f"**What it does.** {i.what}",
+            "",
+            f"**Why.** {i.why}",
+            "",
+            "**Example.**",
+            "",
+            "```python",
+            i.example,
+            "```",
+            "",
+            "**Use instead.**",
+            "",
+            (f"```python\n{i.use_instead}\n```" if "\n" in i.use_instead or i.use_instead.startswith(("import", "def", "@", "tape."))
+             else i.use_instead),
+            "",
+            f"**Fix safety.** {i.fix_safety}",
+        ]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,158 @@
+"""Migrate one source string: (new source, findings, changes), tape or compat per file.
+
+Tape form is all or nothing per file: every tape rule first runs on the
+original source to collect what it would change and what it cannot convert
+(positions refer to the original file). If anything blocks tape form (a
+finding whose code ``blocks_tape``), the whole file is migrated in compat mode
+instead, with those findings as the reasons. Otherwise the rules run in turn
+and the result is checked (nothing TF1-only left, output compiles) before it is
+returned. Nothing here prints or writes files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.codemod import Codemod, CodemodContext
+
+from migrate.codemods._base import changes_of, findings_of
+from migrate.codemods.compat_fallback import CompatFallback
+from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
+from migrate.codemods.gradients import GradientsToTape
+from migrate.codemods.renames import RenameTF1Names
+from migrate.codemods.session import SessionToEager
+from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
+from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
+
+MODES = ("tape", "compat")
+
+#: Tape-form rules, in the order they run.
+TAPE_RULES: Tuple[Type[Codemod], ...] = (
+    SessionToEager, GradientsToTape, RenameTF1Names, CompatV1ToTF2Imports,
+)
+#: Checks that change nothing but can block tape form.
+TAPE_CHECKS: Tuple[Type[Codemod], ...] = (TF1OnlyNames,)
+#: Checks on the rules' output: nothing TF1-only may be left at all.
+TAPE_CHECKS_AFTER: Tuple[Type[Codemod], ...] = (TF1OnlyNamesLeft,)
+
+_TF_IMPORT = re.compile(r"^\s*(import\s+tensorflow|from\s+tensorflow)\b", re.M)
+
+
+@dataclass(frozen=True)
+class MigrationResult:
+    path: str
+    source: str
+    output: str
+    #: "tape", "compat", "unchanged" (nothing to do) or "error" (not processed).
+    mode: str
+    findings: Tuple[Finding, ...] = ()
+    changes: Tuple[Change, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.output != self.source
+
+    @property
+    def error(self) -> bool:
+        return self.mode == "error"
+
+
+def _run(rule: Type[Codemod], module: cst.Module, path: str):
+    context = CodemodContext(filename=path)
+    new = rule(context).transform_module(module)
+    return new, findings_of(context), changes_of(context)
+
+
+def _tf_import_position(source: str) -> Tuple[int, int]:
+    match = _TF_IMPORT.search(source)
+    if not match:
+        return 1, 1
+    line = source.count("\n", 0, match.start(1)) + 1
+    col = match.start(1) - (source.rfind("\n", 0, match.start(1)) + 1) + 1
+    return line, col
+
+
+def _blocks(findings: Sequence[Finding]) -> bool:
+    return any(REGISTRY[f.code].blocks_tape for f in findings)
+
+
+def _internal(path: str, exc: BaseException) -> Finding:
+    return make_finding("TS114", path, 1, 1, f"internal error in the codemod: "
+                        f"{type(exc).__name__}: {exc}")
+
+
+def _compat(module: cst.Module, source: str, path: str,
+            reasons: List[Finding]) -> MigrationResult:
+    try:
+        new, findings, changes = _run(CompatFallback, module, path)
+        output = new.code
+        compile(output, path, "exec")
+    except Exception as exc:  # a codemod bug must never break the file
+        return MigrationResult(path, source, source, "error", (*reasons, _internal(path, exc)))
+    if reasons and output != source:
+        line, col = _tf_import_position(source)
+        reasons = [*reasons, make_finding("TS101", path, line, col)]
+    mode = "compat" if output != source else "unchanged"
+    return MigrationResult(path, source, output, mode, tuple(reasons + findings), tuple(changes))
+
+
+def migrate_source(source: str, path: str = "<string>", mode: str = "tape") -> MigrationResult:
+    """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
+    file) or "compat" (only the fallback)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        hint = ""
+        if re.search(r"^\s*(print\s+[^\s(=]|exec\s+\S)", source, re.M) or "xrange(" in source:
+            hint = " (this looks like Python 2 code)"
+        finding = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
+                               f"does not parse as Python 3{hint}: {exc.message}")
+        return MigrationResult(path, source, source, "error", (finding,))
+    if "tensorflow" not in source:
+        return MigrationResult(path, source, source, "unchanged")
+    if mode == "compat":
+        return _compat(module, source, path, [])
+
+    # 1. every rule on the original: what it would change, what it cannot convert
+    #    (the first rule's run on the original is also the first step of the chain)
+    findings: List[Finding] = []
+    changes: List[Change] = []
+    first = None
+    try:
+        for i, rule in enumerate((*TAPE_RULES, *TAPE_CHECKS)):
+            out, f, c = _run(rule, module, path)
+            if i == 0:
+                first = out
+            findings.extend(f)
+            changes.extend(c)
+    except Exception as exc:
+        return _compat(module, source, path, [*findings, _internal(path, exc)])
+    if _blocks(findings):
+        reasons = [f for f in findings if f.severity is not Severity.INFO]
+        return _compat(module, source, path, reasons)
+
+    # 2. the rules in turn, then checks on the result
+    try:
+        new = first
+        leftover: List[Finding] = []
+        for rule in TAPE_RULES[1:]:
+            new, f, _ = _run(rule, new, path)
+            leftover.extend(f)
+        for rule in TAPE_CHECKS_AFTER:
+            _, f, _ = _run(rule, new, path)
+            leftover.extend(f)
+        output = new.code
+        compile(output, path, "exec")
+    except Exception as exc:
+        return _compat(module, source, path, [_internal(path, exc)])
+    if _blocks(leftover):
+        return _compat(module, source, path, leftover)
+    if output == source:
+        return MigrationResult(path, source, source, "unchanged", tuple(findings))
+    changes.sort(key=lambda c: (c.line, c.column))
+    return MigrationResult(path, source, output, "tape", tuple(findings), tuple(changes))

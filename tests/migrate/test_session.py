@@ -1,0 +1,290 @@
+"""SessionToEager: Session blocks dissolve, sess.run(fetch) becomes the value."""
+
+from libcst.codemod import CodemodTest
+
+from migrate.codemods.session import SessionToEager
+
+
+class TestSession(CodemodTest):
+    TRANSFORM = SessionToEager
+
+    def test_noop_without_session(self) -> None:
+        before = """
+            import tensorflow as tf
+            x = tf.constant(2.0)
+            print(x.numpy())
+        """
+        self.assertCodemod(before, before)
+
+    def test_local_name_tf_is_not_tensorflow(self) -> None:
+        before = """
+            import mylib as tf
+            sess = tf.Session()
+            print(sess.run(3))
+            sess.close()
+        """
+        self.assertCodemod(before, before)
+
+    def test_with_session_and_initializer(self) -> None:
+        before = """
+            import tensorflow as tf
+            W = tf.Variable([1.0, 2.0])
+            loss = tf.reduce_sum(W * W)
+
+            # run it
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                value = sess.run(loss)
+                print(value)
+        """
+        after = """
+            import tensorflow as tf
+            W = tf.Variable([1.0, 2.0])
+            loss = tf.reduce_sum(W * W)
+
+            # run it
+            value = loss.numpy()
+            print(value)
+        """
+        self.assertCodemod(before, after)
+
+    def test_alias_T_assigned_session_and_close(self) -> None:
+        before = """
+            import tensorflow as T
+            W = T.Variable([1.0, 2.0])
+            init = T.initialize_all_variables()
+            sess = T.Session()
+            sess.run(init)
+            print(sess.run(W))
+            sess.close()
+        """
+        after = """
+            import tensorflow as T
+            W = T.Variable([1.0, 2.0])
+            print(W.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_alias_compat_v1_spelled_out(self) -> None:
+        before = """
+            import tensorflow as tf
+            x = tf.constant(1.0)
+            with tf.compat.v1.Session() as sess:
+                print(sess.run(x))
+        """
+        after = """
+            import tensorflow as tf
+            x = tf.constant(1.0)
+            print(x.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_alias_from_import(self) -> None:
+        before = """
+            import tensorflow as tf
+            from tensorflow import Session
+            x = tf.constant(1.0)
+            with Session() as s:
+                print(s.run(x))
+        """
+        after = """
+            import tensorflow as tf
+            x = tf.constant(1.0)
+            print(x.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_fetch_structures_are_kept(self) -> None:
+        before = """
+            import tensorflow as tf
+            a = tf.constant(1.0)
+            b = tf.constant(2.0)
+            pair = [a, b]
+            with tf.Session() as sess:
+                l = sess.run([a, b])
+                t = sess.run((a, b))
+                d = sess.run({"a": a, "b": b})
+                p = sess.run(pair)
+                s = sess.run(a + b)
+        """
+        after = """
+            import tensorflow as tf
+            a = tf.constant(1.0)
+            b = tf.constant(2.0)
+            pair = [a, b]
+            l = [a.numpy(), b.numpy()]
+            t = (a.numpy(), b.numpy())
+            d = {"a": a.numpy(), "b": b.numpy()}
+            p = tf.nest.map_structure(lambda t: t.numpy(), pair)
+            s = (a + b).numpy()
+        """
+        self.assertCodemod(before, after)
+
+    def test_interactive_session_and_eval(self) -> None:
+        before = """
+            import tensorflow as tf
+            sess = tf.InteractiveSession()
+            x = tf.constant([1.0])
+            tf.global_variables_initializer().run()
+            print(x.eval())
+        """
+        after = """
+            import tensorflow as tf
+            x = tf.constant([1.0])
+            print(x.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_reset_default_graph_and_config_go(self) -> None:
+        before = """
+            import tensorflow as tf
+            tf.reset_default_graph()
+            x = tf.constant(1.0)
+            with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as sess:
+                print(sess.run(x))
+        """
+        after = """
+            import tensorflow as tf
+            x = tf.constant(1.0)
+            print(x.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_named_initializer_run_method(self) -> None:
+        before = """
+            import tensorflow as tf
+            sess = tf.InteractiveSession()
+            W = tf.Variable([1.0])
+            init = tf.global_variables_initializer()
+            init.run()
+            print(W.eval())
+        """
+        after = """
+            import tensorflow as tf
+            W = tf.Variable([1.0])
+            print(W.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_warns_and_skips_initializer_used_elsewhere(self) -> None:
+        before = """
+            import tensorflow as tf
+            W = tf.Variable([1.0])
+            init = tf.global_variables_initializer()
+            ops = [init]
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS115 4:8: the initializer `init` is used in a way the codemod cannot remove"])
+
+    def test_session_body_emptied_in_function(self) -> None:
+        before = """
+            import tensorflow as tf
+
+            def init():
+                with tf.Session() as sess:
+                    sess.run(tf.global_variables_initializer())
+        """
+        after = """
+            import tensorflow as tf
+
+            def init():
+                pass
+        """
+        self.assertCodemod(before, after)
+
+    def test_warns_and_skips_feed_dict(self) -> None:
+        before = """
+            import tensorflow as tf
+            x = tf.constant(1.0)
+            y = x * 2.0
+            with tf.Session() as sess:
+                print(sess.run(y, feed_dict={x: 3.0}))
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS107 5:11: sess.run(..., feed_dict=...): fed values need the graph as a "
+            "function (not converted yet)"])
+
+    def test_warns_and_skips_train_op(self) -> None:
+        before = """
+            import tensorflow as tf
+            W = tf.Variable(1.0)
+            loss = W * W
+            train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+            with tf.Session() as sess:
+                sess.run(train)
+                print(sess.run(loss))
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS108 4:9: `.minimize(...)` builds an update op; eager code would apply it "
+            "once, when the line runs, not at each sess.run"])
+
+    def test_warns_and_skips_session_passed_around(self) -> None:
+        before = """
+            import tensorflow as tf
+            x = tf.constant(1.0)
+
+            def show(s, t):
+                print(s.run(t))
+
+            sess = tf.Session()
+            show(sess, x)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS106 8:6: the session `sess` is used in a way the codemod cannot follow "
+            "(passed, stored, returned or `sess`)"])
+
+    def test_warns_and_skips_random_fetch(self) -> None:
+        before = """
+            import tensorflow as tf
+            r = tf.random_normal([2])
+            with tf.Session() as sess:
+                print(sess.run(r), sess.run(r))
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS108 2:5: a random op outside a variable initialiser draws new values at "
+            "every sess.run, but once in eager code"])
+
+    def test_warns_and_skips_seeded_initialiser(self) -> None:
+        before = """
+            import tensorflow as tf
+            tf.set_random_seed(0)
+            W = tf.Variable(tf.random_normal([2]))
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS113 3:17: seeded random ops give a different stream in eager TF2 "
+            "(tf.set_random_seed vs tf.random.set_seed)"])
+
+    def test_warns_and_skips_seeded_file(self) -> None:
+        before = """
+            import tensorflow as tf
+            tf.set_random_seed(1)
+            layer = tf.keras.layers.Dense(3)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS113 2:1: the file seeds TensorFlow's random streams; eager TF2 draws "
+            "different numbers from the same seed"])
+
+    def test_unseeded_random_initialiser_converts_with_a_note(self) -> None:
+        before = """
+            import tensorflow as tf
+            W = tf.Variable(tf.random_normal([2]))
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                print(sess.run(W))
+        """
+        after = """
+            import tensorflow as tf
+            W = tf.Variable(tf.random_normal([2]))
+            print(W.numpy())
+        """
+        self.assertCodemod(before, after)
+
+    def test_warns_and_skips_fetch_by_string_name(self) -> None:
+        before = """
+            import tensorflow as tf
+            x = tf.constant(1.0, name="x")
+            with tf.Session() as sess:
+                print(sess.run("x:0"))
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS115 4:20: fetching a tensor by its string name"])

@@ -1,0 +1,78 @@
+"""The rename tables and the TF1-only list, checked against the installed TensorFlow.
+
+As ``tf_upgrade_v2_test.py`` checks its specs against ``tf.compat.v1``: every
+old name exists in ``tf.compat.v1``, every new name in TF2 ``tf``.
+"""
+
+import types
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from migrate.codemods.compat_v1_imports import BEHAVIOUR_SWITCHES  # noqa: E402
+from migrate.codemods.renames import CASTS, RENAMES  # noqa: E402
+from migrate.codemods.session import INITIALIZERS, PLACEHOLDERS, SESSIONS  # noqa: E402
+from migrate.codemods.tf1_only_table import TF1_ONLY  # noqa: E402
+
+
+def _resolve(root, dotted):
+    obj = root
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _short(full):
+    assert full.startswith("tensorflow.")
+    return full[len("tensorflow."):]
+
+
+@pytest.mark.parametrize("old", sorted(RENAMES))
+def test_rename_old_name_exists_in_compat_v1(old):
+    _resolve(tf.compat.v1, _short(old))
+
+
+@pytest.mark.parametrize("old", sorted(RENAMES))
+def test_rename_new_name_exists_in_tf2(old):
+    _resolve(tf, _short(RENAMES[old]))
+
+
+@pytest.mark.parametrize("old", sorted(CASTS))
+def test_cast_old_name_exists_and_dtype_exists(old):
+    _resolve(tf.compat.v1, _short(old))
+    assert isinstance(getattr(tf, CASTS[old]), tf.dtypes.DType)
+
+
+def test_old_names_really_moved():
+    """A rename entry whose old name still exists in TF2 would be pointless."""
+    stayed = [old for old in RENAMES if hasattr(tf, _short(old))]
+    assert stayed == []
+
+
+def test_handled_names_are_tf1_names():
+    for name in (*SESSIONS, *INITIALIZERS, *PLACEHOLDERS, *BEHAVIOUR_SWITCHES):
+        _resolve(tf.compat.v1, name)
+
+
+def regenerate_tf1_only():
+    """The TF1-only names of the installed TensorFlow (see tf1_only_table.py)."""
+    v1 = tf.compat.v1
+    out = set()
+    for name in dir(v1):
+        if name.startswith("_"):
+            continue
+        if not hasattr(tf, name):
+            out.add(name)
+            continue
+        a, b = getattr(v1, name), getattr(tf, name)
+        if isinstance(a, types.ModuleType) and isinstance(b, types.ModuleType) and name != "compat":
+            out.update(f"{name}.{sub}" for sub in dir(a)
+                       if not sub.startswith("_") and not hasattr(b, sub))
+    return out
+
+
+def test_tf1_only_table_matches_installed_tensorflow():
+    current = regenerate_tf1_only()
+    assert sorted(TF1_ONLY - current) == []  # every listed name is TF1-only
+    assert sorted(current - TF1_ONLY) == []  # and none is missing

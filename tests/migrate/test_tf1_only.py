@@ -1,0 +1,65 @@
+"""TF1OnlyNames: TF1-only names no rule converts block tape form."""
+
+from libcst.codemod import CodemodTest
+
+from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
+
+
+def test_prefix_lookup():
+    assert tf1_only("train.AdamOptimizer") == "train.AdamOptimizer"
+    assert tf1_only("layers.dense") == "layers"
+    assert tf1_only("contrib.layers.fully_connected") == "contrib"
+    assert tf1_only("math.log") is None
+    assert tf1_only("log") is None  # renamed by the renames rule
+    assert tf1_only("Session") is None  # converted by the session rule
+
+
+class TestTF1OnlyNames(CodemodTest):
+    TRANSFORM = TF1OnlyNames
+
+    def test_noop_on_tf2_names(self) -> None:
+        before = """
+            import tensorflow as tf
+            opt = tf.keras.optimizers.SGD(0.1)
+        """
+        self.assertCodemod(before, before)
+
+    def test_alias_T_reports(self) -> None:
+        before = """
+            import tensorflow as T
+            opt = T.train.AdamOptimizer(0.1)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS109 2:7: T.train.AdamOptimizer: tf.train.AdamOptimizer has no TF2 "
+            "counterpart in the rename tables"])
+
+    def test_from_import_reports(self) -> None:
+        before = """
+            from tensorflow.compat.v1 import layers
+            y = layers.dense(x, 3)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS109 2:5: layers.dense: tf.layers has no TF2 counterpart in the rename tables"])
+
+
+class TestTF1OnlyNamesLeft(CodemodTest):
+    TRANSFORM = TF1OnlyNamesLeft
+
+    def test_noop_on_tf2_code(self) -> None:
+        before = """
+            import tensorflow as tf
+            with tf.GradientTape() as tape:
+                y = tf.constant(1.0)
+        """
+        self.assertCodemod(before, before)
+
+    def test_strict_reports_handled_names_and_gradients(self) -> None:
+        before = """
+            import tensorflow as tf
+            from tensorflow import Session
+            g = tf.gradients(y, x)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS109 2:24: `from tensorflow import Session` is left and would fail under TF2",
+            "TS109 3:5: tf.gradients raises under eager execution and was not converted",
+        ])
