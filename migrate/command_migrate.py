@@ -17,6 +17,7 @@ not be read or parsed (the other files are still processed).
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import json
 import os
@@ -28,6 +29,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from migrate.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
 from migrate.findings import Severity
+from migrate.checks import FIXES
 from migrate.pipeline import MODES, MigrationResult, migrate_source
 
 HELP = "Rewrite TF1 gradient code (tf.gradients, Session) into TF2 GradientTape form."
@@ -54,6 +56,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the report to FILE instead of stderr")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="report format (default: text)")
+    parser.add_argument("--fix", action="append", metavar="CODE[,CODE]", default=[],
+                        type=lambda v: [c.strip() for c in v.split(",") if c.strip()],
+                        help="apply these `tapeshift check` fixes while migrating (they "
+                             "change numbers, on purpose; the report says so). Without it "
+                             "the chain-rule mistake is kept as written and reported")
+    parser.add_argument("--verify", action="store_true",
+                        help="run each changed file that runs as a script before and after "
+                             "(tapeshift verify) and add the outcome to the report; "
+                             "exit 1 on a mismatch, 2 when a script fails")
+    parser.add_argument("--verify-timeout", type=float, default=600.0, metavar="S",
+                        help="seconds each script may run under --verify (default: 600)")
 
 
 # --------------------------------------------------------------------------
@@ -91,12 +104,12 @@ def _read(path: Path) -> str:
         return fh.read()
 
 
-def _migrate(source: str, path: str, mode: str) -> MigrationResult:
+def _migrate(source: str, path: str, mode: str, fix=()) -> MigrationResult:
     # LibCST does not take a BOM: migrate the text behind it, then put it back
     if source.startswith(_BOM):
-        r = migrate_source(source[1:], path, mode)
+        r = migrate_source(source[1:], path, mode, fix=fix)
         return MigrationResult(r.path, source, _BOM + r.output, r.mode, r.findings, r.changes)
-    return migrate_source(source, path, mode)
+    return migrate_source(source, path, mode, fix=fix)
 
 
 def atomic_write(path: Path, text: str, mode_from: Optional[Path] = None) -> None:
@@ -130,6 +143,7 @@ def _summary(results: List[MigrationResult], errors: List[str]) -> dict:
         "changed": sum(1 for r in results if r.changed),
         "tape": count("tape"),
         "compat": count("compat"),
+        "fixed": count("fixed"),
         "unchanged": count("unchanged"),
         "errors": count("error") + len(errors),
         "findings": sum(len(r.findings) for r in results),
@@ -137,12 +151,16 @@ def _summary(results: List[MigrationResult], errors: List[str]) -> dict:
     }
 
 
-def format_text(results: List[MigrationResult], errors: List[str]) -> str:
+def format_text(results: List[MigrationResult], errors: List[str],
+                verified: Optional[dict] = None) -> str:
+    verified = verified or {}
     lines: List[str] = []
     for r in results:
         if not r.findings and not r.changes and not r.changed:
             continue
         lines.append(f"{r.path}: {r.mode}")
+        if r.path in verified:
+            lines.append(f"  verify: {verified[r.path].summary()}")
         for c in r.changes:
             lines.append(f"  {c.location()}: change [{c.rule}] {c.description}")
         for f in r.findings:
@@ -152,17 +170,20 @@ def format_text(results: List[MigrationResult], errors: List[str]) -> str:
     s = _summary(results, errors)
     lines.append(
         f"{s['files']} file(s): {s['changed']} changed ({s['tape']} tape form, "
-        f"{s['compat']} compat mode), {s['unchanged']} unchanged, {s['errors']} error(s); "
+        f"{s['compat']} compat mode, {s['fixed']} fixes only), {s['unchanged']} unchanged, {s['errors']} error(s); "
         f"{s['changes']} change(s), {s['findings']} finding(s)")
     return "\n".join(lines) + "\n"
 
 
-def format_json(results: List[MigrationResult], errors: List[str]) -> str:
+def format_json(results: List[MigrationResult], errors: List[str],
+                verified: Optional[dict] = None) -> str:
+    verified = verified or {}
     doc = {
         "files": [
             {"path": r.path, "mode": r.mode, "changed": r.changed,
              "changes": [c.to_dict() for c in r.changes],
-             "findings": [f.to_dict() for f in r.findings]}
+             "findings": [f.to_dict() for f in r.findings],
+             **({"verify": verified[r.path].to_dict()} if r.path in verified else {})}
             for r in results
         ],
         "errors": errors,
@@ -177,8 +198,43 @@ def _diff(r: MigrationResult) -> str:
         fromfile=f"a/{r.path.lstrip('/')}", tofile=f"b/{r.path.lstrip('/')}"))
 
 
+def runs_as_script(source: str) -> bool:
+    """True when the module does something at top level beyond defining things."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in tree.body:
+        if isinstance(node, quiet):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant):
+            continue  # a module constant
+        return True
+    return False
+
+
+def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
+    """``tapeshift verify`` on each changed file that runs as a script: path -> report."""
+    from migrate.verify import verify_sources
+
+    out = {}
+    for r in results:
+        if r.changed and not r.error and runs_as_script(r.source):
+            out[r.path] = verify_sources(r.source, r.output, r.path, timeout=args.verify_timeout)
+    return out
+
+
 # --------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
+    args.fix = [c for group in args.fix for c in group]
+    unknown = [c for c in args.fix if c not in FIXES]
+    if unknown:
+        print(f"tapeshift migrate: no automatic fix for {', '.join(unknown)} "
+              f"(fixable: {', '.join(FIXES)})", file=sys.stderr)
+        return EXIT_ERROR
     files, errors = _inputs(args.paths)
     results: List[MigrationResult] = []
     out_dir = Path(args.out) if args.out else None
@@ -203,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             errors.append(f"{path}: cannot read: {exc}")
             continue
-        result = _migrate(source, str(path), args.mode)
+        result = _migrate(source, str(path), args.mode, fix=args.fix)
         results.append(result)
         try:
             if args.in_place and result.changed:
@@ -222,7 +278,8 @@ def run(args: argparse.Namespace) -> int:
             if r.changed:
                 sys.stdout.write(_diff(r))
 
-    report = (format_json if args.format == "json" else format_text)(results, errors)
+    verified = _verify(results, args) if args.verify else {}
+    report = (format_json if args.format == "json" else format_text)(results, errors, verified)
     if args.report:
         # what stopped a file from being processed is also said on stderr
         for r in results:
@@ -241,6 +298,10 @@ def run(args: argparse.Namespace) -> int:
 
     if errors or any(r.error for r in results):
         return EXIT_ERROR
+    if verified:
+        worst = max(v.exit_code for v in verified.values())
+        if worst != EXIT_OK:
+            return worst
     if args.check and any(r.changed for r in results):
         return EXIT_FOUND
     return EXIT_OK

@@ -12,12 +12,13 @@ returned. Nothing here prints or writes files.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext
 
+from migrate.checks import check_source
 from migrate.codemods._base import changes_of, findings_of
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
@@ -46,7 +47,8 @@ class MigrationResult:
     path: str
     source: str
     output: str
-    #: "tape", "compat", "unchanged" (nothing to do) or "error" (not processed).
+    #: "tape", "compat", "fixed" (only ``--fix`` changed it), "unchanged"
+    #: (nothing to do) or "error" (not processed).
     mode: str
     findings: Tuple[Finding, ...] = ()
     changes: Tuple[Change, ...] = ()
@@ -99,11 +101,50 @@ def _compat(module: cst.Module, source: str, path: str,
     return MigrationResult(path, source, output, mode, tuple(reasons + findings), tuple(changes))
 
 
-def migrate_source(source: str, path: str = "<string>", mode: str = "tape") -> MigrationResult:
+def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
+                   fix: Sequence[str] = ()) -> MigrationResult:
     """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
-    file) or "compat" (only the fallback)."""
+    file) or "compat" (only the fallback).
+
+    The ``tapeshift check`` rules run first and their findings join the
+    report; numbers are kept (the chain-rule mistake stays as written) unless
+    ``fix`` names codes whose fixes to apply before migrating.
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    checked = check_source(source, path, fix=fix)
+    if any(f.code == "TS100" for f in checked.findings):
+        return _migrate(source, path, mode)  # reports the parse error itself
+    fixed = {id(f) for f in checked.fixed}
+    notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
+    result = _migrate(checked.output, path, mode)
+    fix_changes = tuple(
+        Change(rule=f.code, path=f.path, line=f.line, column=f.column,
+               description=f"{f.info.name} fixed ({f.info.summary}): numbers change, on purpose")
+        for f in checked.fixed
+    )
+    output_mode = result.mode
+    if output_mode == "unchanged" and checked.changed:
+        output_mode = "fixed"
+    return replace(result, source=source, mode=output_mode,
+                   findings=tuple(sorted(notes + result.findings, key=_place)),
+                   changes=tuple(sorted(fix_changes + result.changes, key=_place)))
+
+
+def _place(record):
+    return (record.line, record.column)
+
+
+def _with_outcome(finding: Finding, fixed: bool) -> Finding:
+    if fixed:
+        return replace(finding, message=f"{finding.message} [fixed: numbers change]")
+    if finding.changes_numbers:
+        return replace(finding, message=f"{finding.message} [kept as written, numbers "
+                                        f"unchanged; --fix {finding.code} applies the fix]")
+    return finding
+
+
+def _migrate(source: str, path: str, mode: str) -> MigrationResult:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
