@@ -168,9 +168,10 @@ def format_text(results: List[MigrationResult], errors: List[str],
     for e in errors:
         lines.append(f"error: {e}")
     s = _summary(results, errors)
+    fixes = f", {s['fixed']} fixes only" if s["fixed"] else ""
     lines.append(
         f"{s['files']} file(s): {s['changed']} changed ({s['tape']} tape form, "
-        f"{s['compat']} compat mode, {s['fixed']} fixes only), {s['unchanged']} unchanged, {s['errors']} error(s); "
+        f"{s['compat']} compat mode{fixes}), {s['unchanged']} unchanged, {s['errors']} error(s); "
         f"{s['changes']} change(s), {s['findings']} finding(s)")
     return "\n".join(lines) + "\n"
 

@@ -127,7 +127,7 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     if output_mode == "unchanged" and checked.changed:
         output_mode = "fixed"
     return replace(result, source=source, mode=output_mode,
-                   findings=tuple(sorted(notes + result.findings, key=_place)),
+                   findings=notes + result.findings,
                    changes=tuple(sorted(fix_changes + result.changes, key=_place)))
 
 

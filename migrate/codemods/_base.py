@@ -9,10 +9,11 @@ resolved by LibCST's scope analysis), never by the spelling ``tf.``. A name is
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Set
+from typing import Callable, Iterable, List, Optional, Set
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
@@ -99,6 +100,26 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         self.context.scratch.setdefault(SCRATCH_CHANGES, []).append(
             Change(rule=self.RULE, path=self.context.filename or "<string>",
                    line=line, column=col, description=description))
+
+    def remove_tf_from_imports(self, module: cst.Module,
+                               should_remove: Callable[[str, str], bool]) -> None:
+        """Schedule removal of module-level ``from tensorflow[.compat.v1] import
+        name [as bound]`` when ``should_remove(name, bound)`` and it is unused."""
+        for stmt in module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.ImportFrom) or small.module is None \
+                        or isinstance(small.names, cst.ImportStar):
+                    continue
+                mod = code_of(small.module)
+                if mod not in ("tensorflow", "tensorflow.compat.v1"):
+                    continue
+                for alias in small.names:
+                    name = code_of(alias.name)
+                    asname = code_of(alias.asname.name) if alias.asname else None
+                    if should_remove(name, asname or name):
+                        RemoveImportsVisitor.remove_unused_import(self.context, mod, name, asname)
 
     def blocked(self) -> bool:
         """True when this codemod reported something that blocks tape form."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 
 from migrate.codemods._base import (
     KindMixin,
@@ -456,20 +456,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         return updated_node
 
     def _remove_from_imports(self, module: cst.Module) -> None:
-        for stmt in module.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.ImportFrom) and small.module is not None \
-                        and not isinstance(small.names, cst.ImportStar):
-                    mod = code_of(small.module)
-                    if mod not in ("tensorflow", "tensorflow.compat.v1"):
-                        continue
-                    for alias in small.names:
-                        if code_of(alias.name) == "gradients":
-                            asname = code_of(alias.asname.name) if alias.asname else None
-                            RemoveImportsVisitor.remove_unused_import(
-                                self.context, mod, "gradients", asname)
+        self.remove_tf_from_imports(module, lambda name, bound: name == "gradients")
 
     def _statement(self, code: str) -> cst.SimpleStatementLine:
         return cst.parse_statement(code + "\n")

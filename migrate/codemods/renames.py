@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Dict, Optional
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 
 from migrate.codemods._base import TapeshiftCodemod, all_names, code_of, fresh_name, tf_module_alias
 
@@ -188,19 +188,5 @@ class RenameTF1Names(TapeshiftCodemod):
         return updated_node
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        for stmt in original_node.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.ImportFrom) and small.module is not None \
-                        and not isinstance(small.names, cst.ImportStar):
-                    mod = code_of(small.module)
-                    if mod not in ("tensorflow", "tensorflow.compat.v1"):
-                        continue
-                    for alias in small.names:
-                        bound = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
-                        if bound in self._from_imported:
-                            RemoveImportsVisitor.remove_unused_import(
-                                self.context, mod, code_of(alias.name),
-                                code_of(alias.asname.name) if alias.asname else None)
+        self.remove_tf_from_imports(original_node, lambda name, bound: bound in self._from_imported)
         return updated_node

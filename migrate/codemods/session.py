@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
-from libcst.codemod.visitors import RemoveImportsVisitor
 
 from migrate.codemods._base import KindMixin, TapeshiftCodemod, code_of, tf_module_alias
 
@@ -406,21 +405,8 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self._active:
             return updated_node
-        for stmt in original_node.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.ImportFrom) and small.module is not None \
-                        and not isinstance(small.names, cst.ImportStar):
-                    mod = code_of(small.module)
-                    if mod not in ("tensorflow", "tensorflow.compat.v1"):
-                        continue
-                    for alias in small.names:
-                        name = code_of(alias.name)
-                        if name in SESSIONS | INITIALIZERS | GRAPH_HOUSEKEEPING:
-                            RemoveImportsVisitor.remove_unused_import(
-                                self.context, mod, name,
-                                code_of(alias.asname.name) if alias.asname else None)
+        removable = SESSIONS | INITIALIZERS | GRAPH_HOUSEKEEPING
+        self.remove_tf_from_imports(original_node, lambda name, bound: name in removable)
         return updated_node
 
     def leave_With(self, original_node: cst.With, updated_node: cst.With):
