@@ -23,7 +23,9 @@ from typing import Dict, Iterator, Optional
 class Severity(str, enum.Enum):
     """How much a finding matters.
 
-    ``error``: the file could not be processed at all.
+    ``error``: the file could not be processed at all, or it was migrated in
+    compat mode for a reason the user must act on (a gradient override the
+    codemod cannot map), or the code computes a wrong number (``check``).
     ``warning``: a rewrite was not made (the file fell back, or a construct was
     left as it was); the reason is in the message.
     ``info``: the rewrite was made; something about it is worth knowing.
@@ -94,7 +96,7 @@ REGISTRY: Dict[str, CodeInfo] = {}
 #: Modules that register codes when imported (besides this one). A new family
 #: of codes adds its module here, so that :func:`load_all_codes` (and so
 #: ``docs/codes.md`` and its test) sees every code.
-CODE_MODULES = ("migrate.checks.codes", "migrate.codemods.custom_gradients")
+CODE_MODULES = ("migrate.checks.codes",)
 
 
 def load_all_codes() -> Dict[str, CodeInfo]:
@@ -440,6 +442,95 @@ register(CodeInfo(
 ))
 
 
+
+# TS120-TS123: custom gradients (migrate/codemods/custom_gradients.py)
+_COMPAT_SAFETY_CG = (
+    "The override is left as it was and the whole file is migrated in compat "
+    "mode (`tensorflow.compat.v1` with v2 behaviour disabled), where the graph "
+    "honours `gradient_override_map`: every number is kept."
+)
+
+
+register(CodeInfo(
+    code="TS120",
+    name="override-map-not-static",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="a gradient_override_map the codemod cannot read statically",
+    what="Finds `gradient_override_map(...)` whose argument is not a literal dict of "
+         "string literals (a map built at run time), or that is not used as the "
+         "context manager of a `with` statement.",
+    why="The rewrite has to know, when it reads the file, which op types get which "
+        "gradient; a map built at run time could say anything.",
+    example="overrides = {\"Identity\": name}\nwith g.gradient_override_map(overrides):\n"
+            "    y = tf.identity(x)",
+    use_instead="with g.gradient_override_map({\"Identity\": \"FlipGradient\"}):\n"
+                "    y = tf.identity(x)",
+    fix_safety=_COMPAT_SAFETY_CG,
+))
+
+
+register(CodeInfo(
+    code="TS121",
+    name="override-op-not-visible",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="an overridden op type the codemod cannot find or rewrite in its scope",
+    what="Finds an op type in a `gradient_override_map` that no call in the `with` "
+         "block visibly builds, that the codemod has no tape form for, or a block "
+         "that calls a function whose ops it cannot see (a layer, a helper).",
+    why="The override applies to every op of that type built in the block, also "
+        "inside called functions; the codemod rewrites only calls it can map to an "
+        "op type (`migrate/codemods/custom_gradients_ops.py`).",
+    example="with g.gradient_override_map({\"Relu\": \"GuidedRelu\"}):\n"
+            "    h = tf.layers.dense(x, 10, activation=tf.nn.relu)",
+    use_instead="Call the op inside the scope yourself: "
+                "`h = tf.nn.relu(tf.matmul(x, W) + b)`, or write the "
+                "`@tf.custom_gradient` function by hand.",
+    fix_safety=_COMPAT_SAFETY_CG,
+))
+
+
+register(CodeInfo(
+    code="TS122",
+    name="registered-gradient-not-found",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="the gradient an override map names is not registered in the file in a readable form",
+    what="Finds a `gradient_override_map` value with no `@tf.RegisterGradient(...)` "
+         "function of that name in the file (decorator form, registered before the "
+         "scope, in the same or the module scope), other than TensorFlow's own "
+         "\"Identity\" gradient.",
+    why="The tape form calls the gradient function itself; one registered in another "
+        "module, or under a name computed at run time, cannot be found.",
+    example="from mylib import gradients  # registers \"FlipGradient\"\n"
+            "with g.gradient_override_map({\"Identity\": \"FlipGradient\"}):\n"
+            "    y = tf.identity(x)",
+    use_instead="Register the gradient in the same file, or write the "
+                "`@tf.custom_gradient` function by hand.",
+    fix_safety=_COMPAT_SAFETY_CG,
+))
+
+
+register(CodeInfo(
+    code="TS123",
+    name="registered-gradient-op-use",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="a registered gradient function uses its op in a way the codemod cannot map",
+    what="Finds a gradient function whose `op` argument is used other than as "
+         "`op.inputs[0]` or `op.outputs[0]` (for example `op.get_attr(...)`, `op.type`, "
+         "`op.inputs` as a list), that takes other than `(op, grad)`, or that is "
+         "also called directly.",
+    why="Under a tape there is no op: the backward function receives the forward "
+        "input, the forward output and the upstream gradient, nothing else.",
+    example="@tf.RegisterGradient(\"Scaled\")\ndef _scaled(op, grad):\n"
+            "    return grad * op.get_attr(\"T\").max",
+    use_instead="Pass what the gradient needs as a Python value closed over by a "
+                "hand-written `@tf.custom_gradient` function.",
+    fix_safety=_COMPAT_SAFETY_CG,
+))
+
 @dataclass(frozen=True)
 class Change:
     """One rewrite a codemod made, at one place in one file."""
@@ -467,7 +558,7 @@ def codes_markdown(prefix: str = "") -> str:
         "This file is generated: `python -c \"from migrate.findings import codes_markdown; "
         "print(codes_markdown(), end='')\" > docs/codes.md`.",
         "",
-        "Severity: `error` (the file was not processed), `warning` (a rewrite was not "
+        "Severity: `error` (the file was not processed, an override could not be mapped, or a number is wrong), `warning` (a rewrite was not "
         "made; the file fell back to compat mode), `info` (the rewrite was made; worth "
         "knowing). *Blocks tape form*: while such a finding stands, `tapeshift migrate` "
         "migrates the file in compat mode.",

@@ -22,6 +22,7 @@ from migrate.checks import check_source
 from migrate.codemods._base import changes_of, findings_of
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
+from migrate.codemods.custom_gradients import CustomGradientsToTape
 from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.renames import RenameTF1Names
 from migrate.codemods.session import SessionToEager
@@ -30,6 +31,10 @@ from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 MODES = ("tape", "compat")
 
+#: Tape-form rules that run first, on the original source; the other tape rules
+#: read their output (they would otherwise block on what these rewrite away:
+#: TS112 for RegisterGradient / gradient_override_map, TS106 for get_default_graph).
+PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (CustomGradientsToTape,)
 #: Tape-form rules, in the order they run.
 TAPE_RULES: Tuple[Type[Codemod], ...] = (
     SessionToEager, GradientsToTape, RenameTF1Names, CompatV1ToTF2Imports,
@@ -159,10 +164,24 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
     if mode == "compat":
         return _compat(module, source, path, [])
 
-    # 1. every rule on the original: what it would change, what it cannot convert
-    #    (the first rule's run on the original is also the first step of the chain)
+    # 0. the pre-rules rewrite the file; everything below reads their output
+    #    (a fallback always starts again from the original)
+    original = module
     findings: List[Finding] = []
     changes: List[Change] = []
+    try:
+        for rule in PRE_TAPE_RULES:
+            module, f, c = _run(rule, module, path)
+            findings.extend(f)
+            changes.extend(c)
+    except Exception as exc:
+        return _compat(original, source, path, [*findings, _internal(path, exc)])
+    if _blocks(findings):
+        return _compat(original, source, path,
+                       [f for f in findings if f.severity is not Severity.INFO])
+
+    # 1. every rule on that source: what it would change, what it cannot convert
+    #    (the first rule's run on it is also the first step of the chain)
     first = None
     try:
         for i, rule in enumerate((*TAPE_RULES, *TAPE_CHECKS)):
@@ -172,10 +191,10 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
             findings.extend(f)
             changes.extend(c)
     except Exception as exc:
-        return _compat(module, source, path, [*findings, _internal(path, exc)])
+        return _compat(original, source, path, [*findings, _internal(path, exc)])
     if _blocks(findings):
         reasons = [f for f in findings if f.severity is not Severity.INFO]
-        return _compat(module, source, path, reasons)
+        return _compat(original, source, path, reasons)
 
     # 2. the rules in turn, then checks on the result
     try:
@@ -190,9 +209,9 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
         output = new.code
         compile(output, path, "exec")
     except Exception as exc:
-        return _compat(module, source, path, [_internal(path, exc)])
+        return _compat(original, source, path, [_internal(path, exc)])
     if _blocks(leftover):
-        return _compat(module, source, path, leftover)
+        return _compat(original, source, path, leftover)
     if output == source:
         return MigrationResult(path, source, source, "unchanged", tuple(findings))
     changes.sort(key=lambda c: (c.line, c.column))
