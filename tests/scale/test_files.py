@@ -1,0 +1,193 @@
+"""migrate.files: discovery (globs, .gitignore, symlinks) and atomic writes."""
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from migrate import files
+from migrate.files import Pattern, atomic_write, atomic_write_bytes, discover, parse_patterns
+
+
+def make(root: Path, rel: str, text: str = "x = 1\n") -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def rels(found):
+    return sorted(r.as_posix() for _, r in found.files)
+
+
+# -- patterns -----------------------------------------------------------------
+@pytest.mark.parametrize("pattern, path, is_dir, expected", [
+    ("*.py", "a.py", False, True),
+    ("*.py", "deep/er/a.py", False, True),
+    ("*.py", "a.pyc", False, False),
+    ("/setup.py", "setup.py", False, True),
+    ("/setup.py", "sub/setup.py", False, False),
+    ("docs/*.py", "docs/a.py", False, True),
+    ("docs/*.py", "docs/x/a.py", False, False),
+    ("docs/*.py", "x/docs/a.py", False, False),
+    ("build/", "build", True, True),
+    ("build/", "build", False, False),
+    ("**/gen", "a/b/gen", True, True),
+    ("**/gen", "gen", False, True),
+    ("a/**/b", "a/b", True, True),
+    ("a/**/b", "a/x/y/b", True, True),
+    ("a/**", "a/x/y", False, True),
+    ("a/**", "a", True, False),
+    ("te?t_*.py", "test_x.py", False, True),
+    ("[abc].py", "b.py", False, True),
+    ("[!abc].py", "b.py", False, False),
+    ("[!abc].py", "d.py", False, True),
+    ("\\#x.py", "#x.py", False, True),
+    ("a\\ ", "a ", False, True),
+])
+def test_gitignore_pattern(pattern, path, is_dir, expected):
+    p = Pattern.parse(pattern)
+    assert p.matches(path, is_dir) is expected
+
+
+def test_comments_blanks_and_negation():
+    pats = parse_patterns(["# comment", "", "   ", "*.log", "!keep.log"])
+    assert [p.text for p in pats] == ["*.log", "!keep.log"]
+    assert files.matches_glob(pats, "x.log") and not files.matches_glob(pats, "keep.log")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_agrees_with_git_check_ignore(tmp_path):
+    ignore = ["*.gen.py", "/top_only.py", "cache/", "!cache/keep.py", "data/**/raw_*.py",
+              "sub/*.py", "!sub/ok.py", "[0-9]*.py", "deep/**"]
+    paths = ["a.gen.py", "x/a.gen.py", "top_only.py", "x/top_only.py", "cache/a.py",
+             "data/raw_1.py", "data/q/r/raw_2.py", "data/q/cooked.py", "sub/a.py", "sub/ok.py",
+             "sub/x/a.py", "1a.py", "x/2b.py", "deep/a.py", "plain.py", "x/y/plain.py"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("\n".join(ignore) + "\n")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / ".gitignore").write_text("plain.py\n!top_only.py\n")
+    for p in paths:
+        make(tmp_path, p)
+    proc = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=tmp_path,
+                          capture_output=True, text=True)
+    git_ignored = set(proc.stdout.split())
+    found = set(rels(discover([str(tmp_path)])))
+    for p in paths:
+        assert (p in found) is (p not in git_ignored), p
+
+
+# -- discovery ----------------------------------------------------------------
+def test_discover_suffixes_skip_dirs_and_hidden(tmp_path):
+    for p in ["a.py", "n.ipynb", "README.md", "pkg/b.py", "__pycache__/c.py", ".hidden/d.py",
+              "node_modules/e.py", ".ipynb_checkpoints/n-checkpoint.ipynb"]:
+        make(tmp_path, p)
+    assert rels(discover([str(tmp_path)])) == ["a.py", "n.ipynb", "pkg/b.py"]
+    assert rels(discover([str(tmp_path)], suffixes=None)) == ["README.md", "a.py", "n.ipynb", "pkg/b.py"]
+
+
+def test_include_and_exclude_globs(tmp_path):
+    for p in ["a.py", "tests/test_a.py", "pkg/b.py", "pkg/gen/c.py", "tool.pyw"]:
+        make(tmp_path, p)
+    assert rels(discover([str(tmp_path)], exclude=["tests/", "gen"])) == ["a.py", "pkg/b.py"]
+    assert rels(discover([str(tmp_path)], include=["pkg/**/*.py"])) == ["pkg/b.py", "pkg/gen/c.py"]
+    assert rels(discover([str(tmp_path)], include=["*.pyw", "*.py"], exclude=["pkg/"])) == [
+        "a.py", "tests/test_a.py", "tool.pyw"]
+
+
+def test_gitignore_in_parent_repo_applies_to_subtree(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    make(tmp_path, "src/generated/a.py")
+    make(tmp_path, "src/b.py")
+    assert rels(discover([str(tmp_path / "src")])) == ["b.py"]
+    assert rels(discover([str(tmp_path / "src")], gitignore=False)) == ["b.py", "generated/a.py"]
+
+
+def test_symlinks_are_never_followed(tmp_path):
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    make(outside, "secret.py")
+    make(outside, "pkg/mod.py")
+    make(tree, "real.py")
+    (tree / "link_out.py").symlink_to(outside / "secret.py")
+    (tree / "dir_out").symlink_to(outside / "pkg")
+    (tree / "link_in.py").symlink_to(tree / "real.py")
+    (tree / "loop").symlink_to(tree)
+    found = discover([str(tree)])
+    assert rels(found) == ["real.py"]
+    reasons = {p.name: why for p, why in found.skipped}
+    assert set(reasons) == {"link_out.py", "dir_out", "link_in.py", "loop"}
+    assert "out of the tree" in reasons["link_out.py"]
+    assert "inside the tree" in reasons["link_in.py"]
+
+
+def test_explicit_files_and_missing_paths(tmp_path):
+    f = make(tmp_path, "script")
+    found = discover([str(f), str(tmp_path / "nope")])
+    assert rels(found) == ["script"]
+    assert found.errors == [f"{tmp_path / 'nope'}: no such file or directory"]
+
+
+def test_skip_directories(tmp_path):
+    make(tmp_path, "a.py")
+    make(tmp_path, "out/a.py")
+    assert rels(discover([str(tmp_path)], skip=[tmp_path / "out"])) == ["a.py"]
+
+
+# -- writing ------------------------------------------------------------------
+def leftovers(d: Path):
+    return [p.name for p in d.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_atomic_write_keeps_mode_and_symlink(tmp_path):
+    f = make(tmp_path, "run.py", "old\n")
+    f.chmod(0o751)
+    atomic_write_bytes(f, b"new\r\n")
+    assert f.read_bytes() == b"new\r\n"
+    assert stat.S_IMODE(f.stat().st_mode) == 0o751
+    link = tmp_path / "link.py"
+    link.symlink_to(f)
+    atomic_write(link, "newer\n")
+    assert link.is_symlink() and f.read_text() == "newer\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_new_file_gets_umask_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "sub" / "n.py", "x\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "sub" / "n.py").stat().st_mode) == 0o644
+
+
+def test_interrupt_during_write_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
+    f = make(tmp_path, "a.py", "original\n")
+
+    def boom(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.os, "fsync", boom)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_bytes(f, b"half")
+    assert f.read_text() == "original\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_ctrl_c_is_held_until_the_file_is_complete(tmp_path, monkeypatch):
+    f = make(tmp_path, "a.py", "original\n")
+    real_fsync = os.fsync
+
+    def ctrl_c_then_fsync(fd):
+        os.kill(os.getpid(), signal.SIGINT)  # arrives mid-write
+        real_fsync(fd)
+
+    monkeypatch.setattr(files.os, "fsync", ctrl_c_then_fsync)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_bytes(f, b"complete\n")
+    assert f.read_bytes() == b"complete\n"
+    assert leftovers(tmp_path) == []

@@ -1,0 +1,129 @@
+"""migrate.tree: process_file, run_tree, Progress, migrate_files with the cache."""
+
+import io
+import os
+
+import pytest
+
+from migrate.cache import Cache
+from migrate.tree import (FileRecord, Progress, crash_record, migrate_files, process_file,
+                          record_from_cache, record_to_cache, run_tree, write_output)
+
+TF1 = ("import tensorflow as tf\n"
+       "x = tf.constant(2.0)\n"
+       "with tf.Session() as sess:\n"
+       "    print(sess.run(x))\n")
+COMPAT = "import tensorflow as tf\nx = tf.placeholder(tf.float32)\n"
+
+
+def crashed(item, exc):
+    return ("crash", item, type(exc).__name__)
+
+
+# eval is a picklable builtin: each item says what its worker does
+KILL = "__import__('os')._exit(3)"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_results_in_input_order_and_exceptions_are_records(jobs):
+    items = [f"sum(range({n}))" for n in (50, 3, 20, 1)] + ["1/0", "7"]
+    seen = []
+    out = run_tree(items, eval, jobs=jobs, on_crash=crashed, on_result=lambda i, r: seen.append(i))
+    assert out == [1225, 3, 190, 0, ("crash", "1/0", "ZeroDivisionError"), 7]
+    assert sorted(seen) == list(range(6))
+
+
+def test_a_dying_worker_costs_one_item():
+    items = ["1", "2", KILL, "4", "5", "6"]
+    out = run_tree(items, eval, jobs=2, on_crash=crashed)
+    assert out[:2] == [1, 2] and out[3:] == [4, 5, 6]
+    assert out[2] == ("crash", KILL, "BrokenProcessPool")
+
+
+def test_crash_record_is_an_error():
+    r = crash_record("a.py", RuntimeError("boom"))
+    assert r.error and not r.changed and "boom" in r.message
+    assert r.findings[0].code == "TS114" and not r.cacheable
+
+
+def test_progress_only_on_a_terminal():
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    quiet = io.StringIO()
+    p = Progress(3, stream=quiet, delay=0)
+    p.advance(3)
+    p.close()
+    assert quiet.getvalue() == ""
+    tty = TTY()
+    p = Progress(3, stream=tty, delay=0, quiet=True)
+    p.advance(3)
+    assert tty.getvalue() == ""
+    p = Progress(3, stream=tty, delay=0)
+    p.advance(3)
+    p.close()
+    assert "3/3 files" in tty.getvalue() and tty.getvalue().endswith("\r\x1b[K")
+
+
+def test_process_file_kinds(tmp_path):
+    (tmp_path / "a.py").write_bytes(TF1.replace("\n", "\r\n").encode())
+    r = process_file(str(tmp_path / "a.py"))
+    assert r.mode == "tape" and r.changed and b"\r\n" in r.output_bytes
+    assert b"\n" not in r.output_bytes.replace(b"\r\n", b"")
+    (tmp_path / "p2.py").write_bytes(b"print 'x'\n")
+    r = process_file(str(tmp_path / "p2.py"))
+    assert r.error and r.output == r.source and r.output_bytes is None
+    assert "Python 2" in r.message and r.findings[-1].code == "TS100"
+    (tmp_path / "bad.py").write_bytes("x = 'caf\xe9'\n".encode("latin-1"))
+    r = process_file(str(tmp_path / "bad.py"))
+    assert r.error and r.message.startswith(f"{tmp_path / 'bad.py'}: cannot decode")
+    r = process_file(str(tmp_path / "missing.py"))
+    assert r.error and "cannot read" in r.message and not r.cacheable
+
+
+def test_cache_round_trip_and_rerun(tmp_path):
+    for name, text in (("a.py", TF1), ("b.py", COMPAT), ("c.py", "x = 1\n"), ("d.py", "print 1\n")):
+        (tmp_path / name).write_text(text)
+    paths = sorted(str(p) for p in tmp_path.glob("*.py"))
+    cache = Cache(tmp_path / ".cache")
+    first = migrate_files(paths, jobs=2, cache=cache)
+    assert [r.mode for r in first] == ["tape", "compat", "unchanged", "error"]
+    second = migrate_files(paths, jobs=2, cache=Cache(tmp_path / ".cache"))
+    assert all(r.cached for r in second)
+    for a, b in zip(first, second):
+        assert (a.path, a.mode, a.source, a.output, a.output_bytes, a.findings, a.changes,
+                a.message) == (b.path, b.mode, b.source, b.output, b.output_bytes, b.findings,
+                               b.changes, b.message)
+    # the same bytes under another name: the findings name the new file
+    (tmp_path / "copy.py").write_text(COMPAT)
+    (r,) = migrate_files([str(tmp_path / "copy.py")], cache=Cache(tmp_path / ".cache"))
+    assert r.cached and all(f.path == str(tmp_path / "copy.py") for f in r.findings)
+    # a changed file is a miss
+    (tmp_path / "c.py").write_text("y = 2\n")
+    assert not migrate_files([str(tmp_path / "c.py")], cache=Cache(tmp_path / ".cache"))[0].cached
+
+
+def test_record_cache_encoding_keeps_everything(tmp_path):
+    p = tmp_path / "n.py"
+    p.write_text(COMPAT)
+    r = process_file(str(p))
+    again = record_from_cache(str(p), p.read_bytes(), record_to_cache(r))
+    assert isinstance(again, FileRecord) and again.cached
+    assert again.findings == r.findings and again.output_bytes == r.output_bytes
+
+
+def test_write_output_keeps_mode(tmp_path):
+    p = tmp_path / "x.py"
+    p.write_text(TF1)
+    os.chmod(p, 0o755)
+    r = process_file(str(p))
+    assert write_output(r)
+    assert os.stat(p).st_mode & 0o777 == 0o755
+    assert p.read_bytes() == r.output_bytes
+    assert not write_output(process_file(str(p)))  # nothing left to do
+
+
+def test_submission_order_does_not_change_result_order():
+    items = ["1", "2", "3", "4"]
+    assert run_tree(items, eval, jobs=2, on_crash=crashed, order=[3, 1, 2, 0]) == [1, 2, 3, 4]
