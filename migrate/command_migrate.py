@@ -6,6 +6,12 @@ Modes of output (one at a time; the default is ``--diff``):
     --in-place   rewrite the files (atomically, keeping their mode)
     --out DIR    write a migrated copy of the tree to DIR (other files copied)
 
+Files are migrated by ``--jobs`` worker processes (``migrate.tree``), selected
+by ``migrate.files.discover`` (globs, .gitignore, no symlinks), decoded and
+re-encoded byte for byte (``migrate.encoding``), notebooks cell by cell
+(``migrate.notebooks``), and cached by content when writing (``migrate.cache``).
+Writes happen in this process, one file at a time, atomically.
+
 The report (each change, each finding, a summary) goes to ``--report FILE``
 or, without it, to stderr; ``--format json`` makes it JSON.
 
@@ -20,22 +26,22 @@ import argparse
 import ast
 import difflib
 import json
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import List, Optional
 
 from migrate.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
 from migrate.findings import Severity
+from migrate.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from migrate.cache import Cache
 from migrate.checks import FIXES
-from migrate.pipeline import MODES, MigrationResult, migrate_source
+from migrate.files import DEFAULT_SUFFIXES, atomic_write, discover
+from migrate.pipeline import MODES, MigrationResult
+from migrate.tree import Progress, migrate_files, write_output
 
 HELP = "Rewrite TF1 gradient code (tf.gradients, Session) into TF2 GradientTape form."
 
-_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", "venv", ".mypy_cache",
-              ".pytest_cache", "node_modules", ".tapeshift-cache"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,72 +71,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run each changed file that runs as a script before and after "
                              "(tapeshift verify) and add the outcome to the report; "
                              "exit 1 on a mismatch, 2 when a script fails")
+    parser.add_argument("-j", "--jobs", type=int, metavar="N", default=None,
+                        help="worker processes (default: all cores; 1 runs in this process)")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar (it is only drawn on a terminal anyway)")
+    parser.add_argument("--include", action="append", default=[], metavar="GLOB",
+                        help="only files matching GLOB (gitignore syntax; repeatable)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="skip files matching GLOB (gitignore syntax; repeatable); "
+                             ".gitignore files are respected too")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache-dir", metavar="DIR",
+                       help="reuse results of unchanged files from DIR (default: "
+                            "./.tapeshift-cache, and only with --in-place or --out)")
+    cache.add_argument("--no-cache", action="store_true", help="use no cache")
     parser.add_argument("--verify-timeout", type=float, default=600.0, metavar="S",
                         help="seconds each script may run under --verify (default: 600)")
-
-
-# --------------------------------------------------------------------------
-# files
-# --------------------------------------------------------------------------
-def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
-
-
-def _inputs(paths: List[str]) -> Tuple[List[Tuple[Path, Path]], List[str]]:
-    """(file, path relative to its --out destination) pairs, and errors."""
-    files: List[Tuple[Path, Path]] = []
-    errors: List[str] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for f in _walk(p):
-                files.append((f, f.relative_to(p)))
-        elif p.is_file():
-            files.append((p, Path(p.name)))
-        else:
-            errors.append(f"{raw}: no such file or directory")
-    return files, errors
-
-
-_BOM = "\ufeff"
-
-
-def _read(path: Path) -> str:
-    """The file's text, line endings untouched (a UTF-8 BOM stays in the text)."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
-
-
-def _migrate(source: str, path: str, mode: str, fix=()) -> MigrationResult:
-    # LibCST does not take a BOM: migrate the text behind it, then put it back
-    if source.startswith(_BOM):
-        r = migrate_source(source[1:], path, mode, fix=fix)
-        return MigrationResult(r.path, source, _BOM + r.output, r.mode, r.findings, r.changes)
-    return migrate_source(source, path, mode, fix=fix)
-
-
-def atomic_write(path: Path, text: str, mode_from: Optional[Path] = None) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same directory and
-    ``os.replace``, keeping the file mode of ``mode_from`` (or of ``path``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    source = mode_from if mode_from is not None else path
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if source.exists():
-            os.chmod(tmp, source.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # --------------------------------------------------------------------------
@@ -199,6 +155,18 @@ def _diff(r: MigrationResult) -> str:
         fromfile=f"a/{r.path.lstrip('/')}", tofile=f"b/{r.path.lstrip('/')}"))
 
 
+def _cache_dir(args: argparse.Namespace) -> Optional[Path]:
+    """The cache directory: given, or the default when the run writes files anyway
+    (so ``--diff`` and ``--check`` write nothing at all unless asked to)."""
+    if args.no_cache:
+        return None
+    if args.cache_dir:
+        return Path(args.cache_dir)
+    if not (args.in_place or args.out):
+        return None
+    return Path(DEFAULT_CACHE_DIR)  # in the working directory, as ruff and mypy keep theirs
+
+
 def runs_as_script(source: str) -> bool:
     """True when the module does something at top level beyond defining things."""
     try:
@@ -236,39 +204,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"tapeshift migrate: no automatic fix for {', '.join(unknown)} "
               f"(fixable: {', '.join(FIXES)})", file=sys.stderr)
         return EXIT_ERROR
-    files, errors = _inputs(args.paths)
-    results: List[MigrationResult] = []
     out_dir = Path(args.out) if args.out else None
-    if out_dir is not None:  # never migrate our own output again
-        out_abs = out_dir.resolve()
-        files = [(p, r) for p, r in files
-                 if out_abs != p.resolve() and out_abs not in p.resolve().parents]
-    for path, rel in files:
-        is_py = path.suffix == ".py"
-        if out_dir is not None and not is_py:
-            try:
-                dest = out_dir / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, dest)
-            except OSError as exc:
-                errors.append(f"{path}: cannot copy: {exc}")
-            continue
-        if not is_py:
-            continue
+    cache_dir = _cache_dir(args)
+    skip = [d for d in (out_dir, cache_dir) if d is not None]  # never read our own output
+    found = discover(args.paths, args.include, args.exclude, skip=skip,
+                     suffixes=None if out_dir is not None else DEFAULT_SUFFIXES)
+    errors = list(found.errors)
+    migratable = [(f, r) for f, r in found.files if f.suffix in DEFAULT_SUFFIXES]
+    if out_dir is not None:  # everything else in the tree is copied as it is
+        for f, rel in found.files:
+            if f.suffix not in DEFAULT_SUFFIXES:
+                try:
+                    (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, out_dir / rel)
+                except OSError as exc:
+                    errors.append(f"{f}: cannot copy: {exc}")
+    rel_of = {str(f): rel for f, rel in migratable}
+
+    def write(_, record) -> None:  # in this process, one file at a time
         try:
-            source = _read(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(f"{path}: cannot read: {exc}")
-            continue
-        result = _migrate(source, str(path), args.mode, fix=args.fix)
-        results.append(result)
-        try:
-            if args.in_place and result.changed:
-                atomic_write(path, result.output)
-            elif out_dir is not None:
-                atomic_write(out_dir / rel, result.output, mode_from=path)
+            if args.in_place and record.changed:
+                write_output(record)
+            elif out_dir is not None and not write_output(record, out_dir / rel_of[record.path]):
+                (out_dir / rel_of[record.path]).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(record.path, out_dir / rel_of[record.path])
         except OSError as exc:
-            errors.append(f"{path}: cannot write: {exc}")
+            errors.append(f"{record.path}: cannot write: {exc}")
+
+    results = migrate_files(
+        [f for f, _ in migratable], args.mode, jobs=args.jobs,
+        cache=Cache(cache_dir) if cache_dir is not None else None,
+        progress=Progress(len(migratable), quiet=args.quiet), on_result=write, fix=args.fix)
 
     if args.check:
         for r in results:

@@ -141,10 +141,10 @@ def _compiles(data: bytes, path: str) -> Optional[str]:
 
 
 def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_idempotent: bool,
-                    started: float) -> FileRecord:
+                    started: float, fix: Sequence[str] = ()) -> FileRecord:
     from migrate.pipeline import migrate_source
 
-    result = migrate_source(text, path, mode)
+    result = migrate_source(text, path, mode, fix=fix)
     if result.mode == "error" or result.output == text:
         mode_out = "error" if result.mode == "error" else "unchanged"
         msg = None
@@ -169,14 +169,14 @@ def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_
                             f"file left untouched", text, "python", result.findings)
     idem = None
     if check_idempotent:
-        again = migrate_source(result.output, path, mode)
+        again = migrate_source(result.output, path, mode, fix=fix)
         idem = again.output == result.output
     return FileRecord(path, "python", text, result.output, result.mode, result.findings,
                       result.changes, data, None, idem, seconds=time.perf_counter() - started)
 
 
 def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
-                started: float) -> FileRecord:
+                started: float, fix: Sequence[str] = ()) -> FileRecord:
     from migrate.notebooks import NotebookError, cell_sources, migrate_notebook
     from migrate.pipeline import migrate_source
 
@@ -191,7 +191,7 @@ def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
     enc = SourceEncoding("utf-8", bom, "\r\n" if crlf else "\n")
 
     def cell(source: str, cell_path: str):
-        return migrate_source(source, cell_path, mode)
+        return migrate_source(source, cell_path, mode, fix=fix)
 
     try:
         nb = migrate_notebook(text, cell, path)
@@ -227,7 +227,7 @@ def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
 
 
 def process_file(path: str, mode: str = "tape", data: Optional[bytes] = None,
-                 check_idempotent: bool = False) -> FileRecord:
+                 check_idempotent: bool = False, fix: Sequence[str] = ()) -> FileRecord:
     """Migrate one file (``.py`` or ``.ipynb``) without writing it.
 
     ``data``: the file's bytes when the caller already read them (the cache
@@ -246,13 +246,13 @@ def process_file(path: str, mode: str = "tape", data: Optional[bytes] = None,
                                 cacheable=False)
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
-            return _migrate_nb(data, path, mode, check_idempotent, started)
+            return _migrate_nb(data, path, mode, check_idempotent, started, fix)
         try:
             text, enc = decode_source(data, path)
         except SourceDecodeError as exc:
             return error_record(path, "TS100", f"cannot decode: {exc.reason}; file left untouched",
                                 kind="python")
-        return _migrate_python(text, enc, path, mode, check_idempotent, started)
+        return _migrate_python(text, enc, path, mode, check_idempotent, started, fix)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a bug must cost one file, not the run
@@ -449,8 +449,8 @@ def _finished_ok(fut: cf.Future) -> bool:
 # --------------------------------------------------------------------------
 # files, with the cache
 # --------------------------------------------------------------------------
-def _options(check_idempotent: bool) -> Dict[str, Any]:
-    return {"check_idempotent": check_idempotent}
+def _options(check_idempotent: bool, fix: Sequence[str] = ()) -> Dict[str, Any]:
+    return {"check_idempotent": check_idempotent, "fix": sorted(fix)}
 
 
 def record_to_cache(record: FileRecord) -> Dict[str, Any]:
@@ -498,7 +498,8 @@ def record_from_cache(path: str, data: bytes, value: Dict[str, Any]) -> FileReco
 def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                   jobs: Optional[int] = None, cache: Optional[Cache] = None,
                   progress: Optional[Progress] = None, check_idempotent: bool = False,
-                  on_result: Optional[Callable[[int, FileRecord], None]] = None) -> List[FileRecord]:
+                  on_result: Optional[Callable[[int, FileRecord], None]] = None,
+                  fix: Sequence[str] = ()) -> List[FileRecord]:
     """:func:`process_file` for each path, in input order, using ``cache`` when given.
 
     Files are read here (once); cache hits are answered here; only misses go
@@ -508,7 +509,7 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
     names = [str(p) for p in paths]
     records: List[Optional[FileRecord]] = [None] * len(names)
     work: List[Tuple[int, bytes, Optional[str]]] = []
-    options = _options(check_idempotent)
+    options = _options(check_idempotent, fix)
 
     def deliver(i: int, r: FileRecord) -> None:
         records[i] = r
@@ -538,7 +539,7 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                     pass  # a damaged entry: migrate again
         work.append((i, data, key))
 
-    job = functools.partial(_job, mode=mode, check_idempotent=check_idempotent)
+    job = functools.partial(_job, mode=mode, check_idempotent=check_idempotent, fix=tuple(fix))
 
     def arrived(k: int, r: FileRecord) -> None:
         i, _, key = work[k]
@@ -556,5 +557,6 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
     return [r for r in records if r is not None]
 
 
-def _job(item: Tuple[str, bytes], mode: str, check_idempotent: bool) -> FileRecord:
-    return process_file(item[0], mode, item[1], check_idempotent)
+def _job(item: Tuple[str, bytes], mode: str, check_idempotent: bool,
+         fix: Tuple[str, ...] = ()) -> FileRecord:
+    return process_file(item[0], mode, item[1], check_idempotent, fix)
