@@ -12,7 +12,8 @@ import sys
 from typing import List
 
 from migrate.checks import FIXES, CheckResult, check_source
-from migrate.files import atomic_write, python_files, read_source
+from migrate.encoding import SourceDecodeError, decode_source, encode_source
+from migrate.files import atomic_write_bytes, discover
 from migrate.findings import Finding, Severity, iter_codes
 from migrate.sarif import to_sarif
 
@@ -36,17 +37,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"tapeshift check: no automatic fix for {', '.join(unknown)} "
               f"(fixable: {', '.join(FIXES)})", file=sys.stderr)
         return 2
-    files, errors = python_files(args.paths)
+    found = discover(args.paths, suffixes=(".py",))
+    errors = list(found.errors)
     results: List[CheckResult] = []
-    for path, _ in files:
+    for path, _ in found.files:
         try:
-            source = read_source(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(f"{path}: cannot read: {exc}")
+            data = path.read_bytes()
+            source, encoding = decode_source(data, str(path))
+        except OSError as exc:
+            errors.append(f"{path}: cannot read: {exc.strerror or exc}")
+            continue
+        except SourceDecodeError as exc:
+            errors.append(str(exc))
             continue
         result = check_source(source, str(path), fix=args.fix)
-        if result.changed:
-            atomic_write(path, result.output)
+        if result.changed:  # the fix keeps the file's encoding, BOM and line endings
+            atomic_write_bytes(path, encode_source(result.output, encoding))
         results.append(result)
     findings = [f for r in results for f in r.findings]
     fixed = {id(f) for r in results for f in r.fixed}

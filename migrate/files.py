@@ -338,42 +338,6 @@ def _link_reason(link: Path, root: Path) -> str:
     return f"symbolic link out of the tree (to {target}): not followed"
 
 
-# -- the original helpers (kept for callers that use them) ------------------
-def walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
-
-
-def inputs(paths: List[str]) -> Tuple[List[Tuple[Path, Path]], List[str]]:
-    """(file, path relative to its root) pairs for every file under ``paths``, and errors."""
-    files: List[Tuple[Path, Path]] = []
-    errors: List[str] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for f in walk(p):
-                files.append((f, f.relative_to(p)))
-        elif p.is_file():
-            files.append((p, Path(p.name)))
-        else:
-            errors.append(f"{raw}: no such file or directory")
-    return files, errors
-
-
-def python_files(paths: List[str]) -> Tuple[List[Tuple[Path, Path]], List[str]]:
-    """Like ``inputs``, keeping ``.py`` files (and any file named explicitly)."""
-    files, errors = inputs(paths)
-    explicit = {Path(p) for p in paths}
-    return [(f, r) for f, r in files if f.suffix == ".py" or f in explicit], errors
-
-
-def read_source(path: Path) -> str:
-    with open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
-
-
 # --------------------------------------------------------------------------
 # atomic writes
 # --------------------------------------------------------------------------
