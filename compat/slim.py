@@ -128,6 +128,25 @@ def slim_fixes() -> Iterator[None]:
         yield
 
 
+_PROCESS_FIXES: contextlib.ExitStack | None = None
+
+
+def install_tf_slim_fixes() -> None:
+    """Apply ``slim_fixes()`` and slim's own batch_norm path for the rest of the process.
+
+    For a process that exists to run legacy slim code as TF1 did (``tapeshift
+    run-legacy``): ``batch_norm`` otherwise fails on TF 2.21 (``ops.Tensor`` is
+    gone) or, on 4-D input with the default update collection, asks for the
+    separate ``tf_keras`` package. Neither change moves a number.
+    """
+    global _PROCESS_FIXES
+    if _PROCESS_FIXES is None:
+        stack = contextlib.ExitStack()
+        stack.enter_context(slim_fixes())
+        stack.enter_context(_slim_ops())
+        _PROCESS_FIXES = stack  # never closed: the fixes last as long as the process
+
+
 @contextlib.contextmanager
 def _patched(module, attr, value) -> Iterator[None]:
     saved = getattr(module, attr)

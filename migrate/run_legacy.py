@@ -130,13 +130,18 @@ class ContribAttributeError(_ContribRemoved, AttributeError):
 
 def _import_slim(target: str, name: str) -> types.ModuleType:
     try:
-        return importlib.import_module(target)
+        module = importlib.import_module(target)
     except ModuleNotFoundError as exc:
         if exc.name != "tf_slim":
             raise
         raise ModuleNotFoundError(
             f"tf.contrib.{name} is provided by the tf-slim package, which is not installed: "
             "pip install tf-slim (or pip install 'tapeshift[tf]')", name="tf_slim") from None
+    # tf-slim 1.1.0's batch_norm does not run on current TensorFlow as shipped
+    from compat.slim import install_tf_slim_fixes
+
+    install_tf_slim_fixes()
+    return module
 
 
 class LegacyContrib(types.ModuleType):
