@@ -443,6 +443,43 @@ register(CodeInfo(
 
 
 
+# TS117-TS118: tf.contrib (migrate/codemods/contrib_slim.py)
+register(CodeInfo(
+    code="TS117",
+    name="contrib-module-gone",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a tf.contrib module (or name) with no automatic TF2 counterpart",
+    what="Finds a `tf.contrib` module other than slim, layers and framework (which "
+         "move to `tf_slim`), or a slim/layers/framework name tf-slim does not export.",
+    why="`tf.contrib` is gone in TF2, `tensorflow.compat.v1` included: the line "
+        "fails on import or on first use whatever mode the file is in.",
+    example="cell = tf.contrib.rnn.LSTMCell(64)",
+    use_instead="cell = tf.compat.v1.nn.rnn_cell.LSTMCell(64)   (the message names the "
+                "maintained replacement for each contrib module)",
+    fix_safety="No automatic fix: the replacements differ in API. The file is migrated "
+               "in compat mode and this line still needs a hand edit.",
+))
+
+register(CodeInfo(
+    code="TS118",
+    name="uses-tf-slim",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="tf.contrib.slim moved to the tf_slim package; slim model code stays in graph mode",
+    what="Reports a file whose `tf.contrib.slim` / `layers` / `framework` references were "
+         "rewritten to `tf_slim` (install it: `pip install tf-slim`).",
+    why="Slim layers create their variables when called; turning the file into eager "
+        "code would create them again on every call. Until the codemod can make them "
+        "reuse their variables, the file runs in graph mode (compat), as before.",
+    example="slim = tf.contrib.slim\nnet = slim.fully_connected(x, 10)",
+    use_instead="import tf_slim as slim\nnet = slim.fully_connected(x, 10)",
+    fix_safety="Safe: the same tf-slim code, in graph mode; every number is kept. "
+               "(tf-slim 1.1.0's batch_norm needs `compat.slim.install_tf_slim_fixes()` "
+               "on TF >= 2.16; `tapeshift run-legacy` applies it.)",
+))
+
+
 # TS120-TS123: custom gradients (migrate/codemods/custom_gradients.py)
 _COMPAT_SAFETY_CG = (
     "The override is left as it was and the whole file is migrated in compat "

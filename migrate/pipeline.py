@@ -22,6 +22,7 @@ from migrate.checks import check_source
 from migrate.codemods._base import changes_of, findings_of
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
+from migrate.codemods.contrib_slim import ContribToTfSlim
 from migrate.codemods.custom_gradients import CustomGradientsToTape
 from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.renames import RenameTF1Names
@@ -34,7 +35,7 @@ MODES = ("tape", "compat")
 #: Tape-form rules that run first, on the original source; the other tape rules
 #: read their output (they would otherwise block on what these rewrite away:
 #: TS112 for RegisterGradient / gradient_override_map, TS106 for get_default_graph).
-PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (CustomGradientsToTape,)
+PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (ContribToTfSlim, CustomGradientsToTape)
 #: Tape-form rules, in the order they run.
 TAPE_RULES: Tuple[Type[Codemod], ...] = (
     SessionToEager, GradientsToTape, RenameTF1Names, CompatV1ToTF2Imports,
@@ -94,11 +95,16 @@ def _internal(path: str, exc: BaseException) -> Finding:
 def _compat(module: cst.Module, source: str, path: str,
             reasons: List[Finding]) -> MigrationResult:
     try:
-        new, findings, changes = _run(CompatFallback, module, path)
+        # tf.contrib is gone from compat.v1 too: its slim parts move to tf_slim first
+        slimmed, contrib_findings, contrib_changes = _run(ContribToTfSlim, module, path)
+        new, findings, changes = _run(CompatFallback, slimmed, path)
         output = new.code
         compile(output, path, "exec")
     except Exception as exc:  # a codemod bug must never break the file
         return MigrationResult(path, source, source, "error", (*reasons, _internal(path, exc)))
+    known = {(f.code, f.line, f.column) for f in reasons}
+    findings = [f for f in contrib_findings if (f.code, f.line, f.column) not in known] + findings
+    changes = contrib_changes + changes
     if reasons and output != source:
         line, col = _tf_import_position(source)
         reasons = [*reasons, make_finding("TS101", path, line, col)]

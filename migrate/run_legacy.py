@@ -31,67 +31,9 @@ import types
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from migrate.contrib import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
+
 HELP = "run an unmodified TF1 script on TensorFlow 2 (tf -> tf.compat.v1, tf.contrib.slim -> tf_slim)"
-
-# tf.contrib.<name> -> the real module that provides it today.
-CONTRIB_TF_SLIM = {
-    "slim": "tf_slim",
-    "layers": "tf_slim.layers",
-    "framework": "tf_slim",
-}
-
-# tf.contrib.<name> -> its maintained replacement (or advice when there is none).
-CONTRIB_REPLACEMENTS = {
-    "autograph": "tf.autograph",
-    "bayesflow": "tensorflow_probability",
-    "checkpoint": "tf.train.Checkpoint",
-    "cluster_resolver": "tf.distribute.cluster_resolver",
-    "compiler": "tf.function(jit_compile=True)",
-    "constrained_optimization": "the tensorflow_constrained_optimization package",
-    "crf": "tensorflow_addons.text.crf (unmaintained) or a hand-written CRF layer",
-    "cudnn_rnn": "tf.keras.layers.LSTM / tf.keras.layers.GRU (they use cuDNN when they can)",
-    "data": "tf.data (and tf.data.experimental)",
-    "distribute": "tf.distribute",
-    "distributions": "tensorflow_probability.distributions (tf.compat.v1.distributions is deprecated)",
-    "eager": "plain TF2 (eager execution is the default)",
-    "estimator": "tf.keras (tf.estimator was removed in TF 2.16)",
-    "factorization": "no maintained replacement (tf.contrib.factorization was removed)",
-    "feature_column": "tf.feature_column or Keras preprocessing layers",
-    "framework": "tf_slim",
-    "gan": "the tensorflow_gan package",
-    "graph_editor": "no maintained replacement (tf.contrib.graph_editor was removed)",
-    "image": "tf.image, or tensorflow_addons.image (unmaintained)",
-    "integrate": "tensorflow_probability.math.ode",
-    "keras": "tf.keras",
-    "kfac": "the kfac package",
-    "labeled_tensor": "no maintained replacement (tf.contrib.labeled_tensor was removed)",
-    "layers": "tf_slim.layers",
-    "learn": "tf.keras (tf.contrib.learn was removed)",
-    "legacy_seq2seq": "tensorflow_addons.seq2seq (unmaintained) or Keras layers",
-    "linalg": "tf.linalg",
-    "lookup": "tf.lookup",
-    "losses": "tf.compat.v1.losses or tf.keras.losses",
-    "memory_stats": "tf.config.experimental.get_memory_info",
-    "metrics": "tf.compat.v1.metrics or tf.keras.metrics",
-    "nccl": "tf.distribute (NCCL all-reduce is built in)",
-    "nn": "tf.nn",
-    "opt": "tf.keras.optimizers or tf.compat.v1.train (tensorflow_addons.optimizers is unmaintained)",
-    "predictor": "tf.saved_model.load",
-    "quantize": "the tensorflow_model_optimization package",
-    "rnn": ("tf.compat.v1.nn.rnn_cell (LSTMCell, GRUCell, MultiRNNCell, DropoutWrapper) "
-            "or tf.keras.layers.RNN/LSTM/GRU"),
-    "saved_model": "tf.saved_model",
-    "seq2seq": "tensorflow_addons.seq2seq (unmaintained) or Keras layers",
-    "signal": "tf.signal",
-    "slim": "tf_slim",
-    "summary": "tf.summary (tf.compat.v1.summary for TF1 summaries)",
-    "tensor_forest": "the tensorflow_decision_forests package",
-    "text": "the tensorflow_text package",
-    "timeseries": "no maintained replacement (tf.contrib.timeseries was removed)",
-    "tpu": "tf.distribute.TPUStrategy (tf.compat.v1.tpu for TF1 TPU code)",
-    "training": "tf.compat.v1.train",
-    "util": "no maintained replacement (tf.contrib.util was removed; see tf.make_ndarray)",
-}
 
 
 def contrib_message(name: str) -> str:

@@ -1,0 +1,85 @@
+"""tf.contrib.slim / layers / framework -> tf_slim; other tf.contrib reported."""
+
+from textwrap import dedent
+
+import pytest
+from libcst.codemod import CodemodTest
+
+from migrate.codemods.contrib_slim import ContribToTfSlim
+from migrate.codemods.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
+from migrate.pipeline import migrate_source
+
+
+class TestContribToTfSlim(CodemodTest):
+    TRANSFORM = ContribToTfSlim
+
+    def test_noop_without_contrib(self) -> None:
+        code = "import tensorflow as tf\nslim = object()\nx = tf.nn.relu(1.0)\n"
+        self.assertCodemod(code, code)
+
+    def test_assignment_becomes_an_import(self) -> None:
+        self.assertCodemod(
+            "import tensorflow as tf\nslim = tf.contrib.slim\nnet = slim.fully_connected(x, 3)\n",
+            "import tensorflow as tf\nimport tf_slim as slim\nnet = slim.fully_connected(x, 3)\n",
+            expected_warnings=["TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
+                               "slim model code stays in graph mode for now"])
+
+    def test_aliases_and_import_forms(self) -> None:
+        before = """\
+            import tensorflow as T
+            import tensorflow.contrib.slim as slim2
+            from tensorflow.contrib import slim
+            from tensorflow.contrib.framework import arg_scope
+            from tensorflow.contrib.layers import xavier_initializer
+            a = T.contrib.layers.l2_regularizer(0.1)
+            b = T.contrib.framework.arg_scope
+        """
+        after = """\
+            import tensorflow as T
+            import tf_slim as slim2
+            import tf_slim as slim
+            from tf_slim import arg_scope
+            from tf_slim import xavier_initializer
+            import tf_slim
+
+            a = tf_slim.l2_regularizer(0.1)
+            b = tf_slim.arg_scope
+        """
+        self.assertCodemod(dedent(before), dedent(after), expected_warnings=[
+            "TS118 1:1: uses tf-slim: install it (pip install tf-slim); slim model code "
+            "stays in graph mode for now"])
+
+    def test_a_local_tf_is_not_tensorflow(self) -> None:
+        code = "class tf:\n    contrib = None\nslim = tf.contrib.slim\n"
+        self.assertCodemod(code, code)
+
+    def test_other_contrib_modules_are_reported_and_left(self) -> None:
+        code = "import tensorflow as tf\ncell = tf.contrib.rnn.LSTMCell(4)\n"
+        self.assertCodemod(code, code, expected_warnings=[
+            "TS117 2:8: tf.contrib.rnn is gone in TensorFlow 2 (compat.v1 included); use "
+            "tf.compat.v1.nn.rnn_cell (LSTMCell, GRUCell, MultiRNNCell, DropoutWrapper) or "
+            "tf.keras.layers.RNN/LSTM/GRU"])
+
+
+def test_slim_file_migrates_in_compat_mode_with_tf_slim():
+    src = dedent("""\
+        import tensorflow as tf
+        slim = tf.contrib.slim
+        net = slim.fully_connected(tf.zeros([2, 3]), 4)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(sess.run(net))
+    """)
+    r = migrate_source(src, "s.py")
+    assert r.mode == "compat"
+    assert "import tf_slim as slim" in r.output and "contrib" not in r.output
+    assert [f.code for f in r.findings][:1] == ["TS118"]
+    assert not migrate_source(r.output, "s.py").changed  # idempotent
+
+
+def test_table_matches_the_installed_tf_slim():
+    tf_slim = pytest.importorskip("tf_slim")
+    import tf_slim.layers as layers
+
+    assert TF_SLIM == {n for n in dir(tf_slim) if not n.startswith("_")}
+    assert TF_SLIM_LAYERS == {n for n in dir(layers) if not n.startswith("_")}
