@@ -11,7 +11,7 @@ import json
 import sys
 from typing import List
 
-from migrate.checks import FIXES, CheckResult, check_source
+from migrate.checks import CheckResult, add_fix_argument, check_source, requested_fixes
 from migrate.encoding import SourceDecodeError, decode_source, encode_source
 from migrate.files import atomic_write_bytes, discover
 from migrate.findings import Finding, Severity, iter_codes
@@ -24,18 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                         help="output format (default: text; sarif is SARIF 2.1.0)")
-    parser.add_argument("--fix", action="append", metavar="CODE[,CODE]", default=[],
-                        type=lambda v: [c.strip() for c in v.split(",") if c.strip()],
-                        help="apply these fixes in place; repeat or separate with commas "
-                             f"(fixable: {', '.join(FIXES)})")
+    add_fix_argument(parser, "apply these fixes in place")
 
 
 def run(args: argparse.Namespace) -> int:
-    args.fix = [c for group in args.fix for c in group]
-    unknown = [c for c in args.fix if c not in FIXES]
-    if unknown:
-        print(f"tapeshift check: no automatic fix for {', '.join(unknown)} "
-              f"(fixable: {', '.join(FIXES)})", file=sys.stderr)
+    args.fix, problem = requested_fixes(args.fix)
+    if problem:
+        print(f"tapeshift check: {problem}", file=sys.stderr)
         return 2
     found = discover(args.paths, suffixes=(".py",))
     errors = list(found.errors)

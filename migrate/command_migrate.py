@@ -35,7 +35,7 @@ from migrate.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
 from migrate.findings import Severity
 from migrate.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from migrate.cache import Cache
-from migrate.checks import FIXES
+from migrate.checks import add_fix_argument, requested_fixes
 from migrate.files import DEFAULT_SUFFIXES, atomic_write, discover
 from migrate.pipeline import MODES, MigrationResult
 from migrate.tree import Progress, migrate_files, write_output
@@ -62,9 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the report to FILE instead of stderr")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="report format (default: text)")
-    parser.add_argument("--fix", action="append", metavar="CODE[,CODE]", default=[],
-                        type=lambda v: [c.strip() for c in v.split(",") if c.strip()],
-                        help="apply these `tapeshift check` fixes while migrating (they "
+    add_fix_argument(parser, "apply these `tapeshift check` fixes while migrating (they "
                              "change numbers, on purpose; the report says so). Without it "
                              "the chain-rule mistake is kept as written and reported")
     parser.add_argument("--verify", action="store_true",
@@ -198,11 +196,9 @@ def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
 
 # --------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
-    args.fix = [c for group in args.fix for c in group]
-    unknown = [c for c in args.fix if c not in FIXES]
-    if unknown:
-        print(f"tapeshift migrate: no automatic fix for {', '.join(unknown)} "
-              f"(fixable: {', '.join(FIXES)})", file=sys.stderr)
+    args.fix, problem = requested_fixes(args.fix)
+    if problem:
+        print(f"tapeshift migrate: {problem}", file=sys.stderr)
         return EXIT_ERROR
     out_dir = Path(args.out) if args.out else None
     cache_dir = _cache_dir(args)

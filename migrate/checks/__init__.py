@@ -8,7 +8,7 @@ one shared analysis of the module (``_facts.Facts``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -27,6 +27,22 @@ RULES = (chain_rule, split_bypass, eager_gradients, tape_misuse, override_map)
 FIXES = {chain_rule.CODE: chain_rule}
 
 
+def add_fix_argument(parser, help: str) -> None:
+    """``--fix CODE[,CODE]`` (repeatable), as ``check`` and ``migrate`` take it."""
+    parser.add_argument("--fix", action="append", metavar="CODE[,CODE]", default=[],
+                        type=lambda v: [c.strip() for c in v.split(",") if c.strip()],
+                        help=f"{help}; repeat or separate with commas (fixable: {', '.join(FIXES)})")
+
+
+def requested_fixes(groups: Sequence[Sequence[str]]) -> Tuple[List[str], Optional[str]]:
+    """The codes ``--fix`` named, and an error message when one has no fix."""
+    codes = [c for group in groups for c in group]
+    unknown = [c for c in codes if c not in FIXES]
+    if unknown:
+        return codes, f"no automatic fix for {', '.join(unknown)} (fixable: {', '.join(FIXES)})"
+    return codes, None
+
+
 @dataclass(frozen=True)
 class CheckResult:
     path: str
@@ -42,9 +58,9 @@ class CheckResult:
 
 def check_source(source: str, path: str = "<string>", fix: Sequence[str] = ()) -> CheckResult:
     """Findings for one file; with ``fix``, the source with those fixes applied."""
-    unknown = [c for c in fix if c not in FIXES]
-    if unknown:
-        raise ValueError(f"no automatic fix for {', '.join(unknown)}; fixable: {', '.join(FIXES)}")
+    _, problem = requested_fixes([fix])
+    if problem:
+        raise ValueError(problem)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
