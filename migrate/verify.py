@@ -723,14 +723,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``tapeshift verify`` on its own (as ``migrate.cli`` runs it)."""
-    parser = argparse.ArgumentParser(prog="tapeshift verify", description=HELP)
-    add_arguments(parser)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return run(args)
+    """``tapeshift verify ARGS``: the command line's own parsing and exit codes."""
+    from migrate.cli import main as cli_main
+
+    return cli_main(["verify", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
