@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import List, Sequence, Tuple, Type
+from typing import List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext
 
 from migrate.checks import check_source
-from migrate.codemods._base import changes_of, findings_of
+from migrate.codemods._base import SCRATCH_SHARED, changes_of, findings_of
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
 from migrate.codemods.contrib_slim import ContribToTfSlim
 from migrate.codemods.custom_gradients import CustomGradientsToTape
+from migrate.codemods.feeds import FeedsToFunctions
 from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.renames import RenameTF1Names
 from migrate.codemods.session import SessionToEager
@@ -35,7 +36,9 @@ MODES = ("tape", "compat")
 #: Tape-form rules that run first, on the original source; the other tape rules
 #: read their output (they would otherwise block on what these rewrite away:
 #: TS112 for RegisterGradient / gradient_override_map, TS106 for get_default_graph).
-PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (ContribToTfSlim, CustomGradientsToTape)
+PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (
+    ContribToTfSlim, CustomGradientsToTape, FeedsToFunctions,
+)
 #: Tape-form rules, in the order they run.
 TAPE_RULES: Tuple[Type[Codemod], ...] = (
     SessionToEager, GradientsToTape, RenameTF1Names, CompatV1ToTF2Imports,
@@ -68,8 +71,10 @@ class MigrationResult:
         return self.mode == "error"
 
 
-def _run(rule: Type[Codemod], module: cst.Module, path: str):
+def _run(rule: Type[Codemod], module: cst.Module, path: str, shared: Optional[dict] = None):
     context = CodemodContext(filename=path)
+    if shared is not None:
+        context.scratch[SCRATCH_SHARED] = shared
     new = rule(context).transform_module(module)
     return new, findings_of(context), changes_of(context)
 
@@ -175,9 +180,10 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
     original = module
     findings: List[Finding] = []
     changes: List[Change] = []
+    shared: dict = {}
     try:
         for rule in PRE_TAPE_RULES:
-            module, f, c = _run(rule, module, path)
+            module, f, c = _run(rule, module, path, shared)
             findings.extend(f)
             changes.extend(c)
     except Exception as exc:
@@ -191,7 +197,7 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
     first = None
     try:
         for i, rule in enumerate((*TAPE_RULES, *TAPE_CHECKS)):
-            out, f, c = _run(rule, module, path)
+            out, f, c = _run(rule, module, path, shared)
             if i == 0:
                 first = out
             findings.extend(f)
@@ -207,10 +213,10 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
         new = first
         leftover: List[Finding] = []
         for rule in TAPE_RULES[1:]:
-            new, f, _ = _run(rule, new, path)
+            new, f, _ = _run(rule, new, path, shared)
             leftover.extend(f)
         for rule in TAPE_CHECKS_AFTER:
-            _, f, _ = _run(rule, new, path)
+            _, f, _ = _run(rule, new, path, shared)
             leftover.extend(f)
         output = new.code
         compile(output, path, "exec")

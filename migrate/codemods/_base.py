@@ -20,6 +20,10 @@ from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
 SCRATCH_CHANGES = "tapeshift.changes"
+#: One dict shared by the rules that migrate one file, in order: a pre-rule
+#: leaves facts for the later rules here (``step_functions``: the names of the
+#: functions the feeds rule generated; they hold eager training code on purpose).
+SCRATCH_SHARED = "tapeshift.shared"
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
@@ -76,6 +80,11 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
 
     def is_tf_call(self, node: cst.CSTNode, *names: str) -> bool:
         return isinstance(node, cst.Call) and self.is_tf(node.func, *names)
+
+    @property
+    def shared(self) -> dict:
+        """Facts shared with the other rules migrating this file (see SCRATCH_SHARED)."""
+        return self.context.scratch.setdefault(SCRATCH_SHARED, {})
 
     # -- records ----------------------------------------------------------
     def position(self, node: cst.CSTNode):
