@@ -9,10 +9,14 @@ where ``NAME`` exists in TF2.
 
 from __future__ import annotations
 
+from typing import Set
+
 import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
+from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import TapeshiftCodemod, code_of
+from migrate.codemods.renames import eager_compat
 from migrate.codemods.tf1_only_table import TF1_ONLY
 
 _V1 = "tensorflow.compat.v1"
@@ -61,8 +65,31 @@ class CompatV1ToTF2Imports(TapeshiftCodemod):
                 return cst.RemoveFromParent()
         return updated_node
 
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._keep: Set[cst.Attribute] = set()
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # X.compat.v1.train.AdamOptimizer must keep its compat.v1 although
+        # X.train exists in TF2: the whole chain decides
+        if node in self._keep:
+            return True
+        for q in self.get_metadata(QualifiedNameProvider, node, set()):
+            if not q.name.startswith(_V1 + "."):
+                continue
+            parts = q.name[len(_V1) + 1:].split(".")
+            if eager_compat(q.name) or any(
+                    ".".join(parts[:k]) in TF1_ONLY for k in range(1, len(parts) + 1)):
+                inner = node.value
+                while isinstance(inner, cst.Attribute):
+                    self._keep.add(inner)
+                    inner = inner.value
+        return True
+
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         # X.compat.v1.NAME -> X.NAME when NAME exists in TF2
+        if original_node in self._keep:
+            return updated_node
         value = updated_node.value
         if isinstance(value, cst.Attribute) and value.attr.value == "v1" \
                 and isinstance(value.value, cst.Attribute) and value.value.attr.value == "compat" \

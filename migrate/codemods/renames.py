@@ -18,6 +18,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import TapeshiftCodemod, all_names, code_of, fresh_name, tf_module_alias
 
@@ -96,6 +97,29 @@ for _name in _NOT_RENAMED:
     RENAMES.pop(_name)
 
 
+#: ``tf.compat.v1`` names that run under eager execution and keep TF1's
+#: numbers (GAPS.md section 6: the v1 optimizers' update rules differ from
+#: Keras'; under eager a ``*_decay`` returns a callable the v1 optimizers
+#: accept). Tape form keeps them, spelled ``tf.compat.v1.<name>``.
+EAGER_COMPAT = frozenset({
+    *(f"train.{kind}Optimizer" for kind in (
+        "Adadelta", "Adagrad", "Adam", "Ftrl", "GradientDescent", "Momentum",
+        "ProximalAdagrad", "ProximalGradientDescent", "RMSProp")),
+    *(f"train.{kind}_decay" for kind in (
+        "exponential", "inverse_time", "natural_exp", "polynomial", "cosine",
+        "linear_cosine", "noisy_linear_cosine", "piecewise_constant")),
+    "train.cosine_decay_restarts", "train.piecewise_constant",
+    "train.get_or_create_global_step",
+})
+RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in EAGER_COMPAT})
+
+
+def eager_compat(qualified: str) -> bool:
+    """True for a ``tensorflow.compat.v1`` name kept as it is in tape form."""
+    prefix = "tensorflow.compat.v1."
+    return qualified.startswith(prefix) and qualified[len(prefix):] in EAGER_COMPAT
+
+
 def _short(full: str) -> str:
     return full[len("tensorflow."):]
 
@@ -120,6 +144,8 @@ class RenameTF1Names(TapeshiftCodemod):
         return True
 
     def _old(self, node: cst.CSTNode) -> Optional[str]:
+        if any(eager_compat(q.name) for q in self.get_metadata(QualifiedNameProvider, node, set())):
+            return None  # already spelled tf.compat.v1.<name>
         for name in self.tf_api_names(node):
             full = "tensorflow." + name
             if full in RENAMES or full in CASTS:

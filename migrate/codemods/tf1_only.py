@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import TapeshiftCodemod, code_of
 from migrate.codemods.compat_v1_imports import BEHAVIOUR_SWITCHES
-from migrate.codemods.renames import CASTS, RENAMES
+from migrate.codemods.renames import CASTS, RENAMES, eager_compat
 from migrate.codemods.session import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SESSIONS
 from migrate.codemods.tf1_only_table import TF1_ONLY
 
@@ -50,6 +51,12 @@ class TF1OnlyNames(TapeshiftCodemod):
             self.report("TS109", node, f"{code_of(node)} raises under eager execution and "
                         "was not converted")
             return True
+        try:
+            qualified = self.get_metadata(QualifiedNameProvider, node, set())
+        except KeyError:
+            qualified = set()
+        if any(eager_compat(q.name) for q in qualified):
+            return False  # runs eagerly with TF1's numbers: kept on purpose
         for name in sorted(self.tf_api_names(node)):
             prefix = tf1_only(name, self.STRICT)
             if prefix:

@@ -6,7 +6,9 @@ from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
 
 
 def test_prefix_lookup():
-    assert tf1_only("train.AdamOptimizer") == "train.AdamOptimizer"
+    assert tf1_only("train.Saver") == "train.Saver"
+    assert tf1_only("train.AdamOptimizer") is None  # renamed to compat.v1, runs eagerly
+    assert tf1_only("train.AdamOptimizer", strict=True) == "train.AdamOptimizer"
     assert tf1_only("layers.dense") == "layers"
     assert tf1_only("contrib.layers.fully_connected") == "contrib"
     assert tf1_only("math.log") is None
@@ -27,10 +29,10 @@ class TestTF1OnlyNames(CodemodTest):
     def test_alias_T_reports(self) -> None:
         before = """
             import tensorflow as T
-            opt = T.train.AdamOptimizer(0.1)
+            saver = T.train.Saver()
         """
         self.assertCodemod(before, before, expected_warnings=[
-            "TS109 2:7: T.train.AdamOptimizer: tf.train.AdamOptimizer has no TF2 "
+            "TS109 2:9: T.train.Saver: tf.train.Saver has no TF2 "
             "counterpart in the rename tables"])
 
     def test_from_import_reports(self) -> None:
