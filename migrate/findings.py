@@ -287,14 +287,20 @@ register(CodeInfo(
     name="session-feeds-placeholders",
     severity=Severity.WARNING,
     blocks_tape=True,
-    summary="placeholders or feed_dict need functions of the fed values (not converted yet)",
-    what="Finds `tf.placeholder` and `feed_dict=`.",
+    summary="a fed graph the feeds rule cannot turn into functions of the fed values",
+    what="Reports placeholders and `feed_dict=` the feeds rule cannot follow: a "
+         "feed_dict that is not a dict literal, feeding a computed tensor, a placeholder "
+         "needed but not fed, variables created from fed values (`tf.layers.dense(x)`), "
+         "graph code in a loop or `with` block, a graph value used outside `sess.run`, "
+         "more than one Session, `tf.sparse_placeholder`, placeholders without a Session.",
     why="A fed graph is a function of its feeds; straight-line eager code would "
         "compute each tensor once, with whatever value existed when the line ran "
-        "(GAPS.md section 1). Converting placeholders to function arguments is a "
-        "later rule.",
-    example="x = tf.placeholder(tf.float32)\nprint(sess.run(y, feed_dict={x: 2.0}))",
-    use_instead="def y_of(x):\n    return ...\nprint(y_of(tf.constant(2.0)).numpy())",
+        "(GAPS.md section 1). The feeds rule turns each distinct set of fetches into "
+        "a function of the placeholders it needs; what it cannot place exactly stays "
+        "in compat form.",
+    example="x = tf.placeholder(tf.float32)\nfeed = {x: 2.0}\nprint(sess.run(y, feed_dict=feed))",
+    use_instead="print(sess.run(y, feed_dict={x: 2.0}))  # a dict literal at the call "
+                "becomes run_y(x=2.0)",
     fix_safety=_COMPAT_SAFETY,
 ))
 
@@ -303,15 +309,18 @@ register(CodeInfo(
     name="session-stateful-op",
     severity=Severity.WARNING,
     blocks_tape=True,
-    summary="the graph holds an op whose value changes when it runs (train op, assign, random)",
-    what="Finds optimizer steps (`minimize`, `apply_gradients`), assignments, "
-         "`tf.Print`, `py_func` and random ops outside variable initialisers.",
+    summary="the graph holds an op whose value changes when it runs and the codemod cannot place it",
+    what="Finds state changes the rules cannot place: optimizer steps outside a file "
+         "that runs them in a Session (or in forms the feeds rule does not convert: "
+         "`var_list` from a collection, a placeholder learning rate, `minimize` not "
+         "assigned), assignments, `tf.Print`, `py_func`, dataset iterators and random "
+         "ops outside variable initialisers.",
     why="In a graph these run each time `sess.run` fetches them; in eager code "
         "they would run once, when the line is reached, so losses read later "
-        "would see different variable values (GAPS.md section 1).",
-    example="train = opt.minimize(loss)\nfor _ in range(10):\n    sess.run(train)\nprint(sess.run(loss))",
-    use_instead="A training loop with `tf.GradientTape` and "
-                "`optimizer.apply_gradients` inside the loop.",
+        "would see different variable values (GAPS.md section 1). Train ops the "
+        "feeds rule converts run inside the step function of their `sess.run`.",
+    example="train = opt.minimize(loss, var_list=tf.get_collection('actor'))",
+    use_instead="train = opt.minimize(loss, var_list=[W1, b1])  # an explicit list is converted",
     fix_safety=_COMPAT_SAFETY,
 ))
 

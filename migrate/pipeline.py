@@ -30,6 +30,7 @@ from migrate.codemods.renames import RenameTF1Names
 from migrate.codemods.session import SessionToEager
 from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
+from migrate.positions import LineMap
 
 MODES = ("tape", "compat")
 
@@ -191,6 +192,8 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
     if _blocks(findings):
         return _compat(original, source, path,
                        [f for f in findings if f.severity is not Severity.INFO])
+    # the rules below report lines of the pre-rules' output: map them back
+    lines = LineMap(source, module.code) if module is not original else None
 
     # 1. every rule on that source: what it would change, what it cannot convert
     #    (the first rule's run on it is also the first step of the chain)
@@ -200,6 +203,8 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
             out, f, c = _run(rule, module, path, shared)
             if i == 0:
                 first = out
+            if lines is not None:
+                f, c = lines.remap(f), lines.remap(c)
             findings.extend(f)
             changes.extend(c)
     except Exception as exc:
@@ -218,6 +223,8 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
         for rule in TAPE_CHECKS_AFTER:
             _, f, _ = _run(rule, new, path, shared)
             leftover.extend(f)
+        if lines is not None:
+            leftover = lines.remap(leftover)
         output = new.code
         compile(output, path, "exec")
     except Exception as exc:

@@ -261,6 +261,8 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 continue
             if api in INITIALIZERS:
                 continue
+            if _names_only(value) and names_of(value)[0] <= self._var_names:
+                continue  # a list of variables (var_list): nothing to recompute
             if not st.reads & tainted:
                 continue  # does not depend on anything fed or mutable: stays
             if not isinstance(node, cst.SimpleStatementLine) or target is None and not (
@@ -354,7 +356,12 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 self._bail("TS108", receiver, "an optimizer built from a fed or computed tensor "
                            "is not converted")
             target = small.targets[0].target
-            base = f"{target.value}_optimizer" if isinstance(target, cst.Name) else "optimizer"
+            base = "optimizer"
+            if isinstance(target, cst.Name):
+                stem = target.value
+                for suffix in ("train_op", "_op", "_train", "train_step", "_step"):
+                    stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
+                base = f"{stem.rstrip('_')}_optimizer" if stem.rstrip("_") else "optimizer"
             opt = cst.Name(base)  # the final fresh name is chosen in _rewrite
             self._hoist[i] = (base, receiver, call)
         else:
@@ -664,23 +671,29 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         self._run_calls = {run.call: run for run in runs}
 
         out: List[cst.CSTNode] = []
+        gap = False  # a removed statement's blank line goes to the next one kept
         for i in range(start):
             if i in hoisted:
                 out.append(hoisted[i])
             if i in self._graph or self._placeholder_stmt(i):
+                gap = gap or any(ln.comment is None for ln in body[i].leading_lines)
                 continue
-            out.append(body[i])
+            stmt = body[i]
+            if gap and out and not stmt.leading_lines:
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            gap = False
+            out.append(stmt)
         defs = [self._function(step, body) for step in steps]
         for k, d in enumerate(defs):
-            lines = [cst.EmptyLine()] * (2 if k or start else 0) if self._block_is_module() \
-                else [cst.EmptyLine()] if k or start else []
+            lines = [cst.EmptyLine(indent=False)] * (2 if k or start else 0) if self._block_is_module() \
+                else [cst.EmptyLine(indent=False)] if k or start else []
             out.append(d.with_changes(leading_lines=lines))
         rest = [stmt.visit(_RunReplacer(self._run_calls)) for stmt in body[start:]]
         if rest and defs:
             first = rest[0]
             blank = 2 if self._block_is_module() else 1
             rest[0] = first.with_changes(leading_lines=[
-                *([cst.EmptyLine()] * blank),
+                *([cst.EmptyLine(indent=False)] * blank),
                 *[ln for ln in first.leading_lines if ln.comment is not None]])
         out.extend(rest)
         for i in sorted(self._graph | {j for j in range(start) if self._placeholder_stmt(j)}):
@@ -726,7 +739,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             node = self._rewrites.get(j, body[j]).deep_clone()
             keep = [ln for ln in node.leading_lines if ln.comment is not None]
             if n and any(ln.comment is None for ln in node.leading_lines) and not keep:
-                keep = [cst.EmptyLine()]
+                keep = [cst.EmptyLine(indent=False)]
             lines.append(node.with_changes(leading_lines=keep))
         lines.append(cst.SimpleStatementLine([cst.Return(self._returned(step.fetch))]))
         return cst.FunctionDef(
@@ -813,6 +826,14 @@ def _literal_dtype(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return "bool"
     return None
+
+
+def _names_only(expr: Optional[cst.BaseExpression]) -> bool:
+    """A name, or a list / tuple of names."""
+    if isinstance(expr, cst.Name):
+        return True
+    return isinstance(expr, (cst.List, cst.Tuple)) and bool(expr.elements) and all(
+        isinstance(el.value, cst.Name) for el in expr.elements)
 
 
 def _names_in(node: cst.CSTNode) -> List[cst.Name]:

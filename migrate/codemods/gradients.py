@@ -370,11 +370,12 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 shown = f"[{new_call}]"
             self.record_change(gc.call, f"{' '.join(old.split())} -> {' '.join(shown.split())}")
         for level, (start, end) in enumerate(regions):
-            l0, _ = self.position(body[start])
-            l1, _ = self.position(body[end])
+            # no line numbers in the text: a pre-rule may have moved these lines
+            # (the change's own position is mapped back to the original file)
+            count = end - start + 1
             args = "persistent=True" if persistent[level] else ""
-            self.record_change(body[start], f"lines {l0}-{l1} recorded by "
-                               f"`with GradientTape({args}) as {tapes[level]}:`")
+            self.record_change(body[start], f"{count} statement{'s' if count > 1 else ''} from "
+                               f"here recorded by `with GradientTape({args}) as {tapes[level]}:`")
         for level, indices in moved.items():
             for j in sorted(indices):
                 self.record_change(body[j], f"gradient moved after the `with` block of "

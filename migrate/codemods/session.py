@@ -105,7 +105,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                         sessions.add(sess)
                 elif name in PLACEHOLDERS:
                     self.report("TS107", n, f"tf.{name}: a placeholder makes the graph a function "
-                                "of fed values (converting placeholders is not supported yet)")
+                                "of fed values, and no Session in this file shows how it is fed")
                     blocked = True
                 elif name in STATEFUL:
                     stateful.append((n, f"tf.{name} changes state each time it runs; eager "
@@ -287,7 +287,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 fetch = arg.value
             elif key == "feed_dict":
                 self.report("TS107", call, "sess.run(..., feed_dict=...): fed values need the graph "
-                            "as a function (not converted yet)")
+                            "as a function, which the feeds rule did not build here")
                 return False
             else:
                 self.report("TS106", call, f"sess.run(..., {key}=...) is not modelled by the codemod")

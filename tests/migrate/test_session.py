@@ -202,7 +202,7 @@ class TestSession(CodemodTest):
         """
         self.assertCodemod(before, before, expected_warnings=[
             "TS107 5:11: sess.run(..., feed_dict=...): fed values need the graph as a "
-            "function (not converted yet)"])
+            "function, which the feeds rule did not build here"])
 
     def test_warns_and_skips_train_op(self) -> None:
         before = """
