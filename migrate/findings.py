@@ -452,6 +452,27 @@ register(CodeInfo(
 
 
 
+# TS119: Keras optimizers, on request (migrate/codemods/keras_optimizers.py)
+register(CodeInfo(
+    code="TS119",
+    name="keras-optimizer-numbers",
+    severity=Severity.WARNING,
+    blocks_tape=False,
+    summary="with --keras-optimizers: a Keras optimizer that does not compute TF1's update "
+            "bit for bit, or a v1 optimizer that stays",
+    what="Reports each optimizer `--keras-optimizers` maps to Keras whose update differs "
+         "from TF1's (RMSProp's rule, Momentum with a changing learning rate, float "
+         "rounding of Adam, Momentum, Adadelta), and each it leaves as "
+         "`tf.compat.v1.train` because it is used other than through `apply_gradients`.",
+    why="The v1 optimizers run eagerly and keep every number (GAPS.md section 6); "
+        "Keras' implementations are not always the same computation, so a "
+        "migration that moves to them must say where the numbers move.",
+    example="opt = tf.train.RMSPropOptimizer(0.01)",
+    use_instead="opt = tf.compat.v1.train.RMSPropOptimizer(0.01)  # the default: same numbers",
+    fix_safety="The mapping is opt-in; without `--keras-optimizers` nothing changes.",
+))
+
+
 # TS117-TS118: tf.contrib (migrate/codemods/contrib_slim.py)
 register(CodeInfo(
     code="TS117",

@@ -50,6 +50,10 @@ from migrate.codemods._base import (
 )
 from migrate.codemods._dataflow import Stmt, backward_slice, block_info, names_of
 
+#: the option (in the shared scratch of one migration) that makes each step
+#: function a ``tf.function``: it returns tensors, ``numpy_values`` converts them
+TF_FUNCTION = "tf_function"
+
 SESSIONS = frozenset({"Session", "InteractiveSession"})
 PLACEHOLDERS = frozenset({"placeholder", "placeholder_with_default"})
 TRAIN_METHODS = frozenset({"minimize", "apply_gradients", "compute_gradients"})
@@ -166,6 +170,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         if not sessions or not fed:
             return  # nothing fed or trained: the session rule's business
         self._seeded = seeded
+        self._tf_function = bool(self.shared.get(TF_FUNCTION))
         self._alias = tf_module_alias(module)
         call, stack = sessions[0]
         if self._alias is None:
@@ -684,11 +689,20 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             gap = False
             out.append(stmt)
         defs = [self._function(step, body) for step in steps]
+        wrap = None
+        if self._tf_function and defs:
+            wrap = fresh_name("numpy_values", taken)
+            taken.add(wrap)
+            defs.insert(0, cst.parse_statement(
+                f"def {wrap}(fetched):\n"
+                f'    """What sess.run returned: NumPy values, None for an op."""\n'
+                f"    return {self._alias}.nest.map_structure("
+                f"lambda t: None if t is None else t.numpy(), fetched)\n"))
         for k, d in enumerate(defs):
             lines = [cst.EmptyLine(indent=False)] * (2 if k or start else 0) if self._block_is_module() \
                 else [cst.EmptyLine(indent=False)] if k or start else []
             out.append(d.with_changes(leading_lines=lines))
-        rest = [stmt.visit(_RunReplacer(self._run_calls)) for stmt in body[start:]]
+        rest = [stmt.visit(_RunReplacer(self._run_calls, wrap)) for stmt in body[start:]]
         if rest and defs:
             first = rest[0]
             blank = 2 if self._block_is_module() else 1
@@ -742,10 +756,13 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 keep = [cst.EmptyLine(indent=False)]
             lines.append(node.with_changes(leading_lines=keep))
         lines.append(cst.SimpleStatementLine([cst.Return(self._returned(step.fetch))]))
+        decorators = [cst.Decorator(cst.parse_expression(f"{self._alias}.function"))] \
+            if self._tf_function else []
         return cst.FunctionDef(
             name=cst.Name(step.name),
             params=cst.Parameters(params=params),
             body=cst.IndentedBlock(body=lines),
+            decorators=decorators,
         )
 
     def _conversion(self, p: str, call: cst.Call) -> List[cst.BaseStatement]:
@@ -783,6 +800,13 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         defs = [j for j in self._graph if n in self._stmts[j].writes]
         if defs and max(defs) in self._train:
             return cst.Name("None")
+        if self._tf_function:
+            # a tf.function returns tensors; the caller takes their NumPy values
+            if n in self._schedules:
+                return cst.parse_expression(f"{n}()")
+            if n in self._var_names:
+                return cst.parse_expression(f"{tf}.identity({n})")  # the value now
+            return cst.Name(n)
         if n in self._schedules:
             return cst.parse_expression(f"{n}().numpy()")
         kind = self._kinds.get(n, "unknown")
@@ -792,9 +816,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
 
 
 class _RunReplacer(cst.CSTTransformer):
-    def __init__(self, runs: Dict[cst.Call, _Run]) -> None:
+    def __init__(self, runs: Dict[cst.Call, _Run], wrap: Optional[str]) -> None:
         super().__init__()
         self._runs = runs
+        self._wrap = wrap
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         run = self._runs.get(original_node)
@@ -803,7 +828,10 @@ class _RunReplacer(cst.CSTTransformer):
         args = [cst.Arg(value, keyword=cst.Name(name),
                         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
                 for name, value in run.feeds]
-        return cst.Call(func=cst.Name(run.function), args=args)
+        call = cst.Call(func=cst.Name(run.function), args=args)
+        if self._wrap:
+            return cst.Call(func=cst.Name(self._wrap), args=[cst.Arg(call)])
+        return call
 
 
 def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
