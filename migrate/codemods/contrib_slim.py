@@ -15,6 +15,7 @@ from typing import Optional
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import TapeshiftCodemod, code_of
 from migrate.codemods.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
@@ -163,6 +164,9 @@ class ContribToTfSlim(TapeshiftCodemod):
                     f"included); use {advice}")
 
     def leave_Module(self, original_node, updated_node):
+        if _imports_tf_slim(original_node) and not self._slim_used \
+                and self._slim_only_in_templates(original_node):
+            return updated_node  # tape form already: model functions share their variables
         if self._slim_used or _imports_tf_slim(original_node):
             note = ""
             if "batch_norm" in original_node.code:
@@ -171,6 +175,33 @@ class ContribToTfSlim(TapeshiftCodemod):
             self.report("TS118", original_node, "uses tf-slim: install it (pip install tf-slim); "
                         f"slim model code stays in graph mode for now{note}")
         return updated_node
+
+
+    def _slim_only_in_templates(self, module: cst.Module) -> bool:
+        """Every tf-slim call sits in a function rebound to
+        ``tf.compat.v1.make_template(..., f)`` (what the feeds rule writes)."""
+        wrapped: set = set()
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], cst.Assign):
+                value = stmt.body[0].value
+                if isinstance(value, cst.Call) and self.is_tf(value.func, "make_template") \
+                        and len(value.args) > 1 and isinstance(value.args[1].value, cst.Name):
+                    wrapped.add(value.args[1].value.value)
+        owner = self
+        outside = False
+
+        class _V(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node.name.value not in wrapped
+
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal outside
+                qualified = owner.get_metadata(QualifiedNameProvider, call.func, set())
+                outside = outside or any(q.name.startswith("tf_slim.") for q in qualified)
+
+        module.visit(_V())
+        return bool(wrapped) and not outside
 
 
 def _imports_tf_slim(module: cst.Module) -> bool:

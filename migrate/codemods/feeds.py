@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import (
     VARIABLE_MAKERS,
@@ -190,6 +191,9 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         taken = all_names(module)
         self._new_body = self._rewrite(body, index, runs, steps, taken)
         self.shared.setdefault("step_functions", set()).update(s.name for s in steps)
+        if self._slim_only_in_templates(module):
+            # the contrib rule's TS118 (slim keeps graph mode) no longer applies
+            self.shared.setdefault("resolved", set()).add("TS118")
 
     def _session_block(self, call: cst.Call, stack: List[cst.CSTNode]):
         """(block, index of the statement opening the session)."""
@@ -225,6 +229,9 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         self._rewrites: Dict[int, cst.CSTNode] = {}
         self._stateful_calls: Dict[int, List[cst.Call]] = {}
         self._randoms: Dict[int, List[cst.Call]] = {}
+        self._builders: Dict[str, cst.FunctionDef] = {}  # model functions making variables
+        self._templates: Dict[str, int] = {}  # builder -> first statement calling it
+        self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
         tainted: Set[str] = set()
         for i in range(end):
             st = self._stmts[i]
@@ -238,7 +245,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             if api == "sparse_placeholder":
                 self._bail("TS107", value, "tf.sparse_placeholder: feeding sparse values is "
                            "not converted")
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(node, cst.FunctionDef):
+                self._builder(node)
+                continue
+            if isinstance(node, cst.ClassDef):
                 continue  # checked with the free uses
             makes_var = self._makes_variable(node)
             if makes_var:
@@ -303,6 +313,54 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         node.visit(_V())
         return found
 
+    def _slim_only_in_templates(self, module: cst.Module) -> bool:
+        """Every tf-slim layer call sits in a function wrapped in make_template."""
+        wrapped = {id(self._builders[t]) for t in self._templates}
+        owner = self
+        outside = False
+
+        class _V(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return id(node) not in wrapped
+
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal outside
+                outside = outside or owner._slim_call(call)
+
+        module.visit(_V())
+        return bool(wrapped) and not outside
+
+    def _slim_call(self, call: cst.Call) -> bool:
+        try:
+            qualified = self.get_metadata(QualifiedNameProvider, call.func, set())
+        except KeyError:
+            return False
+        return any(q.name.startswith("tf_slim.") and not q.name.endswith("arg_scope")
+                   for q in qualified)
+
+    def _builder(self, node: cst.FunctionDef) -> None:
+        """Note a function that creates variables through variable scopes (tf-slim
+        layers, get_variable): wrapped in make_template, it creates them once."""
+        makes = False
+        plain: Optional[cst.Call] = None
+        owner = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal makes, plain
+                name = owner.tf_api_name(call.func) or ""
+                if owner._slim_call(call) or name == "get_variable" \
+                        or name.startswith("layers."):
+                    makes = True
+                elif name in VARIABLE_MAKERS:
+                    plain = call
+
+        node.body.visit(_V())
+        if plain is not None:
+            self._plain_builders[node.name.value] = plain
+        elif makes:
+            self._builders[node.name.value] = node
+
     @staticmethod
     def _trainable(call: cst.Call) -> bool:
         for k, arg in enumerate(call.args):
@@ -330,6 +388,17 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         walk(node, [])
         small = node.body[0]
         for call, stack in calls:
+            if isinstance(call.func, cst.Name) and call.func.value in self._builders:
+                self._templates.setdefault(call.func.value, i)
+                continue
+            if isinstance(call.func, cst.Name) and call.func.value in self._plain_builders:
+                self._bail("TS107", call, f"`{call.func.value}` creates a tf.Variable at every "
+                           "call (make_template shares only variables made through variable "
+                           "scopes: get_variable, tf-slim layers): not converted")
+            if self._slim_call(call):
+                self._bail("TS107", call, f"`{code_of(call.func)}` creates variables from a fed "
+                           "value outside a model function; put the layers in a function (the "
+                           "codemod then shares its variables with tf.compat.v1.make_template)")
             name = self.tf_api_name(call.func) or ""
             if name in VARIABLE_MAKERS or name.startswith(LAYER_PREFIXES) \
                     or name in GLOBAL_STEPS:
@@ -441,9 +510,17 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                   i: int) -> cst.BaseExpression:
         created = [v for v in self._variables
                    if any(self._stmts[j].writes & {v} for j in range(i))]
+        templates = [t for t, j in self._templates.items() if j < i]
         if given is None or (isinstance(given, cst.Call)
                              and self.tf_api_name(given.func) in TRAINABLE_LISTS
                              and not given.args):
+            if templates and (created or len(templates) > 1):
+                self._bail("TS108", call, "the default var_list mixes the variables of "
+                           f"`{templates[0]}` with others: pass var_list explicitly")
+            if templates:
+                self.record_change(call, f"var_list: the trainable variables of `{templates[0]}`")
+                return cst.Attribute(value=cst.Name(templates[0]),
+                                     attr=cst.Name("trainable_variables"))
             if not created:
                 self._bail("TS108", call, "no trainable variable is created before this line")
             self.record_change(call, "var_list: the trainable variables created before this "
@@ -688,6 +765,13 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             gap = False
             out.append(stmt)
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self._templates:
+                name = stmt.name.value
+                out.append(cst.parse_statement(
+                    f'{name} = {self._alias}.compat.v1.make_template("{name}", {name})'))
+                self.record_change(stmt, f"`{name}` wrapped in tf.compat.v1.make_template: its "
+                                   "variables are created at the first call and reused after "
+                                   "(GAPS.md section 4); needs tf-slim (pip install tf-slim)")
         defs = [self._function(step, body) for step in steps]
         wrap = None
         if self._tf_function and defs:

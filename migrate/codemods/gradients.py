@@ -100,6 +100,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         self._unpacks: Set[cst.Assign] = set()
         self._plans: Dict[cst.CSTNode, _Plan] = {}
         self._alias = "tf"
+        self._variable_owners: Set[str] = set()  # names whose .trainable_variables are sources
 
     # ------------------------------------------------------------------
     # analysis
@@ -227,6 +228,13 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 isinstance(e.value, cst.Name) for e in xs.elements):
             gc.xs = [e.value.value for e in xs.elements]
             gc.xs_is_list = True
+        elif isinstance(xs, cst.Attribute) and isinstance(xs.value, cst.Name) \
+                and xs.attr.value == "trainable_variables":
+            # a make_template function's variables: a list of trainable variables,
+            # created by the calls the tape records (so never watched by hand)
+            gc.xs = [xs.value.value]
+            gc.xs_is_list = True
+            self._variable_owners.add(xs.value.value)
         else:
             self.report("TS104", call, f"the sources `{code_of(xs)}` are not a name or a list of names")
             return False
@@ -285,7 +293,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         persistent = [sum(1 for gc in calls if gc.level == lv) > 1 for lv in range(top + 1)]
 
         # tape.watch for sources that are not variables
-        variables = {n for n, k in kinds.items() if k == "variable"}
+        variables = {n for n, k in kinds.items() if k == "variable"} | self._variable_owners
         pre_watch: List[List[str]] = []
         post_watch: Dict[int, List[Tuple[str, str]]] = {}
         for level in range(top + 1):
