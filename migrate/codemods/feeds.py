@@ -834,8 +834,21 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             lines.extend(self._conversion(p, call))
         plain = [j for j in step.statements if j not in self._train]
         train = [j for j in step.statements if j in self._train]
+        read_later: Set[str] = set()
+        for j in train:
+            read_later |= self._stmts[j].reads
+        self._snapshots = {}
         for n, j in enumerate(plain + train):
+            if j == (train[0] if train else None):
+                # a tensor fetched with the train op is its value before the update
+                for name in dict.fromkeys(step.names):
+                    if name in self._schedules:
+                        self._snapshots[name] = f"{name}_value"
+                        lines.append(cst.parse_statement(f"{name}_value = {name}()"))
             node = self._rewrites.get(j, body[j]).deep_clone()
+            if j in self._train and not (self._stmts[j].writes & read_later):
+                small = node.body[0]
+                node = node.with_changes(body=[cst.Expr(small.value)])  # its value is never read
             keep = [ln for ln in node.leading_lines if ln.comment is not None]
             if n and any(ln.comment is None for ln in node.leading_lines) and not keep:
                 keep = [cst.EmptyLine(indent=False)]
@@ -885,6 +898,9 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         defs = [j for j in self._graph if n in self._stmts[j].writes]
         if defs and max(defs) in self._train:
             return cst.Name("None")
+        if n in self._snapshots:
+            snap = self._snapshots[n]
+            return cst.parse_expression(snap if self._tf_function else f"{snap}.numpy()")
         if self._tf_function:
             # a tf.function returns tensors; the caller takes their NumPy values
             if n in self._schedules:
