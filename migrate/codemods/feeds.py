@@ -97,6 +97,8 @@ class _Run:
     fetch: cst.BaseExpression
     feeds: List[Tuple[str, cst.BaseExpression]]
     names: List[str]
+    feed_name: Optional[str] = None  # feed_dict=<name> of a dict the rule rewrites
+    optional: List[str] = field(default_factory=list)  # fed by some bindings of it only
     function: str = ""
 
 
@@ -107,6 +109,7 @@ class _Step:
     names: List[str]
     statements: List[int] = field(default_factory=list)
     params: List[str] = field(default_factory=list)
+    used: Set[str] = field(default_factory=set)  # params the statements read
     required: Set[str] = field(default_factory=set)
 
 
@@ -181,6 +184,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             self._bail("TS107", sessions[1][0], "more than one Session: the codemod converts "
                        "fed graphs run by one session")
         block, index = self._session_block(call, stack)
+        if block is not module and self._placeholders_outside(module, block):
+            self._bail("TS107", call, "the graph is built outside the block that opens the "
+                       "Session (module level vs a function or the `__main__` guard): "
+                       "not converted")
         self._block = block
         body = list(block.body)
         self._kinds, self._elements = self.infer_kinds(module)
@@ -195,6 +202,21 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             # (tf-slim 1.1.0's batch_norm fails on TF >= 2.16 in any mode: TS118 says how)
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies
             self.shared.setdefault("resolved", set()).add("TS118")
+
+    def _placeholders_outside(self, module: cst.Module, block: cst.CSTNode) -> bool:
+        owner = self
+        found = False
+
+        class _V(cst.CSTVisitor):
+            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+                return node is not block
+
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal found
+                found = found or owner.tf_api_name(call.func) in PLACEHOLDERS
+
+        module.visit(_V())
+        return found
 
     def _session_block(self, call: cst.Call, stack: List[cst.CSTNode]):
         """(block, index of the statement opening the session)."""
@@ -233,6 +255,8 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         self._builders: Dict[str, cst.FunctionDef] = {}  # model functions making variables
         self._templates: Dict[str, int] = {}  # builder -> first statement calling it
         self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
+        self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
+        self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
         tainted: Set[str] = set()
         for i in range(end):
             st = self._stmts[i]
@@ -258,9 +282,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                                "fed or computed tensor is not converted")
                 tainted |= st.writes
                 self._var_names |= st.writes
-                if target is not None and isinstance(value, cst.Call) \
-                        and api in VARIABLE_MAKERS and self._trainable(value):
-                    self._variables.append(target)
+                self._note_variables(i, node)
                 continue
             if api is not None and api.startswith("train.") and api.endswith("Optimizer"):
                 if st.reads & (tainted - self._var_names):
@@ -362,13 +384,41 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         elif makes:
             self._builders[node.name.value] = node
 
+    def _note_variables(self, i: int, node: cst.CSTNode) -> None:
+        """Trainable variables the statement creates, in order: ``name =
+        tf.Variable(...)`` anywhere in it (a ``with`` block too) is listed by
+        name; one not bound to a name (``Ws = [tf.Variable(...), ...]``) is
+        noted, so TF1's default var_list cannot be written out."""
+        owner = self
+        named: Set[int] = set()
+
+        class _V(cst.CSTVisitor):
+            def visit_Assign(self, a: cst.Assign) -> None:
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) \
+                        and isinstance(a.value, cst.Call) \
+                        and owner.tf_api_name(a.value.func) in VARIABLE_MAKERS:
+                    named.add(id(a.value))
+                    if owner._trainable(a.value, owner.tf_api_name(a.value.func)):
+                        owner._variables.append(a.targets[0].target.value)
+                        owner._created_at[a.targets[0].target.value] = i
+
+            def visit_Call(self, call: cst.Call) -> None:
+                api = owner.tf_api_name(call.func)
+                if api in VARIABLE_MAKERS and id(call) not in named \
+                        and owner._trainable(call, api):
+                    owner._unnamed.setdefault(i, call)
+
+        node.visit(_V())
+
     @staticmethod
-    def _trainable(call: cst.Call) -> bool:
+    def _trainable(call: cst.Call, api: Optional[str]) -> bool:
+        # trainable= by keyword, or by position: tf.Variable(initial_value, trainable),
+        # tf.get_variable(name, shape, dtype, initializer, regularizer, trainable)
+        position = 5 if api == "get_variable" else 1
         for k, arg in enumerate(call.args):
-            if arg.keyword is not None and arg.keyword.value == "trainable":
+            if arg.keyword is not None and arg.keyword.value == "trainable" \
+                    or arg.keyword is None and k == position:
                 return isinstance(arg.value, cst.Name) and arg.value.value == "True"
-            if arg.keyword is None and k == 1:
-                return False  # tf.Variable(value, trainable_flag) positional: not followed
         return True
 
     def _graph_statement(self, i: int, node: cst.SimpleStatementLine) -> None:
@@ -509,12 +559,16 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
 
     def _var_list(self, given: Optional[cst.BaseExpression], call: cst.Call,
                   i: int) -> cst.BaseExpression:
-        created = [v for v in self._variables
-                   if any(self._stmts[j].writes & {v} for j in range(i))]
+        created = [v for v in self._variables if self._created_at[v] < i]
+        unnamed = [call for j, call in self._unnamed.items() if j < i]
         templates = [t for t, j in self._templates.items() if j < i]
         if given is None or (isinstance(given, cst.Call)
                              and self.tf_api_name(given.func) in TRAINABLE_LISTS
                              and not given.args):
+            if unnamed:
+                line, _ = self.position(unnamed[0])
+                self._bail("TS108", call, "TF1's default var_list includes a variable bound to "
+                           f"no name (line {line}): pass var_list explicitly")
             if templates and (created or len(templates) > 1):
                 self._bail("TS108", call, "the default var_list mixes the variables of "
                            f"`{templates[0]}` with others: pass var_list explicitly")
@@ -543,6 +597,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         graph_names = self._names_of_graph() | set(self._placeholders) | self._schedules
         session = self._session_name(body[start])
         runs: List[_Run] = []
+        self._feed_dicts = self._named_feed_dicts(body[start:])
 
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
@@ -616,6 +671,15 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         if names is None:
             return None
         feeds: List[Tuple[str, cst.BaseExpression]] = []
+        if isinstance(feed, cst.Name) and feed.value in self._feed_dicts:
+            # feed = {x: a, y: b} ... sess.run(f, feed_dict=feed) -> run_f(**feed)
+            bindings = self._feed_dicts[feed.value]
+            common = set.intersection(*(set(_dict_keys(d)) for d in bindings))
+            every = [k for d in bindings for k in _dict_keys(d)]
+            run = _Run(call, fetch, [(k, None) for k in dict.fromkeys(every) if k in common],
+                       names, feed_name=feed.value)
+            run.optional = [k for k in dict.fromkeys(every) if k not in common]
+            return run
         if feed is not None:
             if not isinstance(feed, cst.Dict):
                 self._bail("TS107", feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
@@ -628,6 +692,41 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                                "this graph, is not converted")
                 feeds.append((el.key.value, el.value))
         return _Run(call, fetch, feeds, names)
+
+    def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, List[cst.Dict]]:
+        """Names bound only to dict literals keyed by placeholders and used only
+        as ``feed_dict=name``: they become keyword dicts, ``run_f(**name)``."""
+        bindings: Dict[str, List[cst.Dict]] = {}
+        other: Set[str] = set()
+        uses: Dict[str, int] = {}
+        placeholders = set(self._placeholders)
+
+        class _V(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        value = node.value
+                        if isinstance(value, cst.Dict) and value.elements and all(
+                                isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name)
+                                and e.key.value in placeholders for e in value.elements) \
+                                and len(node.targets) == 1:
+                            bindings.setdefault(t.target.value, []).append(value)
+                        else:
+                            other.add(t.target.value)
+
+            def visit_Arg(self, node: cst.Arg) -> None:
+                if node.keyword is not None and node.keyword.value == "feed_dict" \
+                        and isinstance(node.value, cst.Name):
+                    uses[node.value.value] = uses.get(node.value.value, 0) + 1
+
+        for stmt in stmts:
+            stmt.visit(_V())
+        loads: Dict[str, int] = {}
+        for stmt in stmts:
+            for n in _loaded_names(stmt):
+                loads[n.value] = loads.get(n.value, 0) + 1
+        return {name: dicts for name, dicts in bindings.items()
+                if name not in other and loads.get(name, 0) == uses.get(name, 0)}
 
     def _fetch_names(self, fetch: cst.BaseExpression, call: cst.Call) -> Optional[List[str]]:
         if isinstance(fetch, cst.Name):
@@ -674,15 +773,20 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                     used |= self._stmts[j].reads
                 used |= fetched
                 step.params = [p for p in self._placeholders if p in used]
+                step.used = set(step.params)
                 step.required = {p for p in step.params
                                  if self.tf_api_name(self._placeholders[p].func) == "placeholder"}
                 steps[key] = step
             fed = {name for name, _ in run.feeds}
             missing = sorted(step.required - fed)
+            for name in run.optional:
+                if name in step.required:
+                    self._bail("TS107", run.call, f"placeholder `{name}` is needed by these "
+                               f"fetches but not every value of `{run.feed_name}` feeds it")
             if missing:
                 self._bail("TS107", run.call, f"placeholder `{missing[0]}` is needed by these "
                            "fetches but not fed (TF1 raises here)")
-            for name in fed:
+            for name in [*fed, *run.optional]:
                 if name not in step.params:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1
             run.function = key
@@ -707,6 +811,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                             allowed.add(id(el.key))
             if isinstance(run.call.func, cst.Attribute) and isinstance(run.call.func.value, cst.Name):
                 allowed.add(id(run.call.func.value))
+        for dicts in self._feed_dicts.values():
+            for d in dicts:
+                for el in d.elements:
+                    allowed.add(id(el.key))
         stores: Set[str] = set()
         for stmt in body[start:]:
             stores |= names_of(stmt)[1]
@@ -787,7 +895,8 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             lines = [cst.EmptyLine(indent=False)] * (2 if k or start else 0) if self._block_is_module() \
                 else [cst.EmptyLine(indent=False)] if k or start else []
             out.append(d.with_changes(leading_lines=lines))
-        rest = [stmt.visit(_RunReplacer(self._run_calls, wrap)) for stmt in body[start:]]
+        named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
+        rest = [stmt.visit(_RunReplacer(self._run_calls, wrap, named)) for stmt in body[start:]]
         if rest and defs:
             first = rest[0]
             blank = 2 if self._block_is_module() else 1
@@ -809,7 +918,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         for p, call in self._placeholders.items():
             self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")
         for run in runs:
-            fed = ", ".join(f"{n}=..." for n, _ in run.feeds)
+            fed = f"**{run.feed_name}" if run.feed_name else ", ".join(f"{n}=..." for n, _ in run.feeds)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
         return out
@@ -830,8 +939,8 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             f'"""sess.run({" ".join(code_of(step.fetch).split())}) as a function of the '
             'fed values."""'))]))
         for p in step.params:
-            call = self._placeholders[p]
-            lines.extend(self._conversion(p, call))
+            if p in step.used:  # a placeholder fed but never read stays as passed
+                lines.extend(self._conversion(p, self._placeholders[p]))
         plain = [j for j in step.statements if j not in self._train]
         train = [j for j in step.statements if j in self._train]
         read_later: Set[str] = set()
@@ -917,18 +1026,32 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
 
 
 class _RunReplacer(cst.CSTTransformer):
-    def __init__(self, runs: Dict[cst.Call, _Run], wrap: Optional[str]) -> None:
+    def __init__(self, runs: Dict[cst.Call, _Run], wrap: Optional[str],
+                 feed_dicts: Sequence[cst.Dict] = ()) -> None:
         super().__init__()
         self._runs = runs
         self._wrap = wrap
+        self._feed_dicts = set(feed_dicts)
+
+    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict):
+        if original_node not in self._feed_dicts:
+            return updated_node
+        # {x: a} -> {"x": a}: the keys name the step functions' parameters
+        return updated_node.with_changes(elements=[
+            el.with_changes(key=cst.SimpleString(f'"{el.key.value}"'))
+            for el in updated_node.elements])
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         run = self._runs.get(original_node)
         if run is None:
             return updated_node
-        args = [cst.Arg(value, keyword=cst.Name(name),
-                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                for name, value in run.feeds]
+        if run.feed_name is not None:
+            args = [cst.Arg(cst.Name(run.feed_name), star="**")]
+        else:
+            args = [cst.Arg(value, keyword=cst.Name(name),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                                  cst.SimpleWhitespace("")))
+                    for name, value in run.feeds]
         call = cst.Call(func=cst.Name(run.function), args=args)
         if self._wrap:
             return cst.Call(func=cst.Name(self._wrap), args=[cst.Arg(call)])
@@ -955,6 +1078,10 @@ def _literal_dtype(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return "bool"
     return None
+
+
+def _dict_keys(d: cst.Dict) -> List[str]:
+    return [el.key.value for el in d.elements]
 
 
 def _names_only(expr: Optional[cst.BaseExpression]) -> bool:

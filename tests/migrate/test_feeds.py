@@ -1,0 +1,1138 @@
+"""FeedsToFunctions: placeholders, feed_dict and train ops -> functions of the fed values.
+
+Three kinds of test:
+
+* the text the whole pipeline writes (``migrate_source``: the feeds rule, then
+  the session, gradients and renames rules): tape form, the exact output, which
+  compiles and which a second migration leaves alone;
+* the numbers: the legacy program under ``tensorflow.compat.v1`` with v2
+  behaviour disabled against the migrated one under TF2 eager
+  (``verify_sources``), and the migrated programs run under TF2 against the
+  values TF1 prints (measured with ``tapeshift run-legacy``);
+* what the rule does not convert: the file keeps its compat form, with a TS107
+  or TS108 finding that names the reason, at the right line.
+
+Each TensorFlow subprocess takes 5-10 s on this machine: they are started
+together, in the background, as soon as a test that needs them is selected,
+and their tests come last.
+"""
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from libcst.codemod import CodemodTest
+
+from migrate.codemods.feeds import FeedsToFunctions
+from migrate.pipeline import migrate_source
+from migrate.verify import verify_sources
+
+TIMEOUT = 300  # seconds per TensorFlow subprocess (the machine is shared and slow)
+
+
+def _src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@functools.cache
+def migrated(source: str):
+    """``migrate_source`` once per text (the text and numbers tests share it)."""
+    return migrate_source(source, "f.py")
+
+
+def codes(result):
+    return [(f.code, f.line) for f in result.findings]
+
+
+def assert_tape(before: str, after: str) -> None:
+    r = migrated(_src(before))
+    assert r.mode == "tape", codes(r)
+    assert codes(r) == []
+    assert r.output == _src(after)
+    compile(r.output, "f.py", "exec")
+    again = migrate_source(r.output, "f.py")
+    assert not again.changed, again.output
+    assert again.mode == "unchanged"
+
+
+# ---------------------------------------------------------------------------
+# the programs (the numbers tests below run some of them again)
+# ---------------------------------------------------------------------------
+
+#: default var_list: b then W (creation order, not order of use); `shift` is not
+#: trainable and `late` is created after the minimize line: neither is trained
+LINEAR = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]], np.float32)
+    Y = np.array([1.0, 2.0, 0.0], np.float32)
+
+    x = tf.placeholder(tf.float32, [None, 2])
+    y = tf.placeholder(tf.float32, [None])
+    b = tf.Variable(0.1)
+    W = tf.Variable([[0.5], [-0.3]])
+    shift = tf.Variable(0.2, trainable=False)
+    pred = tf.reshape(tf.matmul(x, W), [-1]) + b + shift
+    loss = tf.reduce_mean(tf.square(pred - y))
+    opt = tf.train.GradientDescentOptimizer(0.05)
+    train_op = opt.minimize(loss)
+    late = tf.Variable(1.0)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step in range(3):
+            _, loss_value = sess.run([train_op, loss], feed_dict={x: X, y: Y})
+            print(step, loss_value)
+        final_loss = sess.run(loss, feed_dict={x: X, y: Y})
+        final_W, final_shift = sess.run([W, shift])
+""")
+
+CLIP = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 2])
+    W = tf.Variable([[1.0], [2.0]])
+    b = tf.Variable([0.5])
+    gs = tf.train.get_or_create_global_step()
+    loss = tf.reduce_sum(tf.square(tf.matmul(x, W) + b))
+    opt = tf.train.AdamOptimizer(0.01)
+    grads_and_vars = opt.compute_gradients(loss)
+    clipped = [(tf.clip_by_value(g, -1.0, 1.0), v) for g, v in grads_and_vars]
+    train_op = opt.apply_gradients(clipped, global_step=gs)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(2):
+            sess.run(train_op, feed_dict={x: [[1.0, 2.0]]})
+        print(sess.run(gs))
+        print(sess.run(W))
+""")
+
+WATCH = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [3])
+    y = tf.reduce_sum(x * x)
+    dx = tf.gradients(y, x)[0]
+
+    with tf.Session() as sess:
+        print(sess.run(dx, feed_dict={x: [1.0, 2.0, 3.0]}))
+""")
+
+GRAD_YS = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    up = tf.placeholder(tf.float32, [2])
+    W = tf.Variable([1.0, 2.0])
+    y = W * x
+    g = tf.gradients(y, W, grad_ys=up)[0]
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        print(sess.run(g, feed_dict={x: [3.0, 4.0], up: [1.0, -1.0]}))
+""")
+
+DEFAULT_LITERAL = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    scale = tf.placeholder_with_default(2.0, [])
+    y = tf.reduce_sum(x) * scale
+
+    with tf.Session() as sess:
+        print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+        print(sess.run(y, feed_dict={x: [1.0, 2.0], scale: 3.0}))
+""")
+
+DEFAULT_EXPR = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    bias = tf.placeholder_with_default(np.ones(2, np.float32), [2])
+    y = tf.reduce_sum(x + bias)
+
+    with tf.Session() as sess:
+        print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+        print(sess.run(y, feed_dict={x: [1.0, 2.0], bias: [0.0, 0.0]}))
+""")
+
+INLINE_ADAM = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    W = tf.Variable([1.0, -1.0])
+    loss = tf.reduce_sum(tf.square(W * x))
+    train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train_op, feed_dict={x: [1.0, 2.0]})
+        print(sess.run(W))
+""")
+
+#: the loss is upstream of its gradient, so TF1 computes it before the update
+#: (with `tf.reduce_sum(W * x)` TF1 may read W after the update: a race)
+FETCH_STRUCTURES = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    W = tf.Variable([1.0, 2.0])
+    loss = tf.reduce_sum(tf.square(W * x))
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    train_op = opt.minimize(loss)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _, before = sess.run([train_op, loss], feed_dict={x: [1.0, 1.0]})
+        out = sess.run({"loss": loss, "w": W}, feed_dict={x: [1.0, 1.0]})
+        print(before, out["loss"], out["w"])
+""")
+
+SHARED = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [])
+    y = x * 2.0
+
+    with tf.Session() as sess:
+        a = sess.run(y, feed_dict={x: 1.0})
+        b = sess.run(y, feed_dict={x: 2.0})
+        print(a + b)
+""")
+
+EVAL_RUN = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    W = tf.Variable([1.0, 2.0])
+    loss = tf.reduce_sum(W * x)
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        train_op.run(feed_dict={x: [1.0, 1.0]})
+        print(loss.eval(feed_dict={x: [1.0, 1.0]}))
+""")
+
+IN_MAIN = _src("""
+    import tensorflow as tf
+
+
+    def main():
+        x = tf.placeholder(tf.float32, [2])
+        W = tf.Variable([1.0, 2.0])
+        loss = tf.reduce_sum(W * x)
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(2):
+                sess.run(train_op, feed_dict={x: [1.0, 1.0]})
+            return sess.run(loss, feed_dict={x: [1.0, 1.0]})
+
+
+    print(main())
+""")
+
+IN_GUARD = _src("""
+    import tensorflow as tf
+
+    if __name__ == "__main__":
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x * 3.0)
+        with tf.Session() as sess:
+            print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+""")
+
+UNUSED = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    unused = tf.placeholder(tf.float32, [2])
+    y = tf.reduce_sum(x)
+
+    with tf.Session() as sess:
+        print(sess.run(y, feed_dict={x: [1.0, 2.0], unused: [3.0, 4.0]}))
+""")
+
+
+# ---------------------------------------------------------------------------
+# 1. rewrites: the exact text, compiled, idempotent
+# ---------------------------------------------------------------------------
+
+def test_fed_linear_model_with_minimize():
+    assert_tape(LINEAR, """
+        import numpy as np
+        import tensorflow as tf
+
+        X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]], np.float32)
+        Y = np.array([1.0, 2.0, 0.0], np.float32)
+
+        b = tf.Variable(0.1)
+        W = tf.Variable([[0.5], [-0.3]])
+        shift = tf.Variable(0.2, trainable=False)
+        opt = tf.compat.v1.train.GradientDescentOptimizer(0.05)
+        late = tf.Variable(1.0)
+
+
+        def run_train_op_loss(x, y):
+            \"\"\"sess.run([train_op, loss]) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            y = tf.convert_to_tensor(y, tf.float32)
+            with tf.GradientTape() as tape:
+                pred = tf.reshape(tf.matmul(x, W), [-1]) + b + shift
+                loss = tf.reduce_mean(tf.square(pred - y))
+            opt.apply_gradients(zip(tape.gradient(loss, [b, W]), [b, W]))
+            return [None, loss.numpy()]
+
+
+        def run_loss(x, y):
+            \"\"\"sess.run(loss) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            y = tf.convert_to_tensor(y, tf.float32)
+            pred = tf.reshape(tf.matmul(x, W), [-1]) + b + shift
+            loss = tf.reduce_mean(tf.square(pred - y))
+            return loss.numpy()
+
+
+        for step in range(3):
+            _, loss_value = run_train_op_loss(x=X, y=Y)
+            print(step, loss_value)
+        final_loss = run_loss(x=X, y=Y)
+        final_W, final_shift = [W.numpy(), shift.numpy()]
+    """)
+
+
+def test_every_rewrite_is_listed_as_a_change():
+    r = migrated(LINEAR)
+    described = [(c.rule, c.line, c.description) for c in r.changes if c.rule == "feeds"]
+    assert ("feeds", 15, "var_list: the trainable variables created before this line, [b, W]") \
+        in described
+    assert ("feeds", 7, "placeholder `x` -> a parameter of the step functions") in described
+    assert any(line == 21 and "run_train_op_loss(x=..., y=...)" in text
+               for _, line, text in described), described
+
+
+def test_compute_gradients_clip_apply_gradients_with_global_step():
+    assert_tape(CLIP, """
+        import tensorflow as tf
+
+        W = tf.Variable([[1.0], [2.0]])
+        b = tf.Variable([0.5])
+        gs = tf.compat.v1.train.get_or_create_global_step()
+        opt = tf.compat.v1.train.AdamOptimizer(0.01)
+
+
+        def run_train_op(x):
+            \"\"\"sess.run(train_op) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(tf.matmul(x, W) + b))
+            grads_and_vars = list(zip(tape.gradient(loss, [W, b]), [W, b]))
+            clipped = [(tf.clip_by_value(g, -1.0, 1.0), v) for g, v in grads_and_vars]
+            opt.apply_gradients(clipped, global_step=gs)
+            return None
+
+
+        for _ in range(2):
+            run_train_op(x=[[1.0, 2.0]])
+        print(tf.nest.map_structure(lambda t: t.numpy(), gs))
+        print(W.numpy())
+    """)
+
+
+def test_gradients_with_respect_to_a_placeholder_watch_it():
+    assert_tape(WATCH, """
+        import tensorflow as tf
+
+
+        def run_dx(x):
+            \"\"\"sess.run(dx) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.reduce_sum(x * x)
+            dx = tape.gradient(y, x)
+            return dx.numpy()
+
+
+        print(run_dx(x=[1.0, 2.0, 3.0]))
+    """)
+
+
+def test_grad_ys_fed_through_a_placeholder():
+    assert_tape(GRAD_YS, """
+        import tensorflow as tf
+
+        W = tf.Variable([1.0, 2.0])
+
+
+        def run_g(x, up):
+            \"\"\"sess.run(g) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            up = tf.convert_to_tensor(up, tf.float32)
+            with tf.GradientTape() as tape:
+                y = W * x
+            g = tape.gradient(y, W, output_gradients=up)
+            return g.numpy()
+
+
+        print(run_g(x=[3.0, 4.0], up=[1.0, -1.0]))
+    """)
+
+
+def test_placeholder_with_literal_default():
+    assert_tape(DEFAULT_LITERAL, """
+        import tensorflow as tf
+
+
+        def run_y(x, scale=None):
+            \"\"\"sess.run(y) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            scale = tf.convert_to_tensor(2.0 if scale is None else scale, tf.float32)
+            y = tf.reduce_sum(x) * scale
+            return y.numpy()
+
+
+        print(run_y(x=[1.0, 2.0]))
+        print(run_y(x=[1.0, 2.0], scale=3.0))
+    """)
+
+
+def test_alias_T_and_compat_v1_import():
+    t_alias = DEFAULT_LITERAL.replace("import tensorflow as tf", "import tensorflow as T") \
+        .replace("tf.", "T.")
+    r = migrated(t_alias)
+    assert r.mode == "tape"
+    assert "def run_y(x, scale=None):" in r.output
+    assert "    scale = T.convert_to_tensor(2.0 if scale is None else scale, T.float32)\n" \
+        in r.output
+    assert "print(run_y(x=[1.0, 2.0], scale=3.0))\n" in r.output
+    v1 = DEFAULT_LITERAL.replace("import tensorflow as tf\n",
+                                 "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n")
+    assert migrated(v1).mode == "tape"
+    assert migrated(v1).output == migrated(DEFAULT_LITERAL).output
+
+
+def test_placeholder_with_non_literal_default_two_lines():
+    assert_tape(DEFAULT_EXPR, """
+        import numpy as np
+        import tensorflow as tf
+
+
+        def run_y(x, bias=None):
+            \"\"\"sess.run(y) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            bias_default = tf.convert_to_tensor(np.ones(2, np.float32))
+            bias = bias_default if bias is None else tf.convert_to_tensor(bias, bias_default.dtype)
+            y = tf.reduce_sum(x + bias)
+            return y.numpy()
+
+
+        print(run_y(x=[1.0, 2.0]))
+        print(run_y(x=[1.0, 2.0], bias=[0.0, 0.0]))
+    """)
+
+
+def test_inline_optimizer_is_hoisted_and_created_once():
+    assert_tape(INLINE_ADAM, """
+        import tensorflow as tf
+
+        W = tf.Variable([1.0, -1.0])
+        optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
+
+
+        def run_train_op(x):
+            \"\"\"sess.run(train_op) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(W * x))
+            optimizer.apply_gradients(zip(tape.gradient(loss, [W]), [W]))
+            return None
+
+
+        for _ in range(3):
+            run_train_op(x=[1.0, 2.0])
+        print(W.numpy())
+    """)
+
+
+def test_fetch_list_with_train_op_and_dict_fetch():
+    assert_tape(FETCH_STRUCTURES, """
+        import tensorflow as tf
+
+        W = tf.Variable([1.0, 2.0])
+        opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+
+
+        def run_train_op_loss(x):
+            \"\"\"sess.run([train_op, loss]) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(W * x))
+            opt.apply_gradients(zip(tape.gradient(loss, [W]), [W]))
+            return [None, loss.numpy()]
+
+
+        def run_loss_W(x):
+            \"\"\"sess.run({"loss": loss, "w": W}) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            loss = tf.reduce_sum(tf.square(W * x))
+            return {"loss": loss.numpy(), "w": W.numpy()}
+
+
+        _, before = run_train_op_loss(x=[1.0, 1.0])
+        out = run_loss_W(x=[1.0, 1.0])
+        print(before, out["loss"], out["w"])
+    """)
+
+
+def test_same_fetches_at_two_places_share_one_function():
+    assert_tape(SHARED, """
+        import tensorflow as tf
+
+
+        def run_y(x):
+            \"\"\"sess.run(y) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            y = x * 2.0
+            return y.numpy()
+
+
+        a = run_y(x=1.0)
+        b = run_y(x=2.0)
+        print(a + b)
+    """)
+
+
+def test_eval_and_run_with_feed_dict():
+    assert_tape(EVAL_RUN, """
+        import tensorflow as tf
+
+        W = tf.Variable([1.0, 2.0])
+        optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+
+
+        def run_train_op(x):
+            \"\"\"sess.run(train_op) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(W * x)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [W]), [W]))
+            return None
+
+
+        def run_loss(x):
+            \"\"\"sess.run(loss) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            loss = tf.reduce_sum(W * x)
+            return loss.numpy()
+
+
+        run_train_op(x=[1.0, 1.0])
+        print(run_loss(x=[1.0, 1.0]))
+    """)
+
+
+def test_graph_and_session_inside_a_function():
+    assert_tape(IN_MAIN, """
+        import tensorflow as tf
+
+
+        def main():
+            W = tf.Variable([1.0, 2.0])
+            optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+
+            def run_train_op(x):
+                \"\"\"sess.run(train_op) as a function of the fed values.\"\"\"
+                x = tf.convert_to_tensor(x, tf.float32)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(W * x)
+                optimizer.apply_gradients(zip(tape.gradient(loss, [W]), [W]))
+                return None
+
+            def run_loss(x):
+                \"\"\"sess.run(loss) as a function of the fed values.\"\"\"
+                x = tf.convert_to_tensor(x, tf.float32)
+                loss = tf.reduce_sum(W * x)
+                return loss.numpy()
+
+            for _ in range(2):
+                run_train_op(x=[1.0, 1.0])
+            return run_loss(x=[1.0, 1.0])
+
+
+        print(main())
+    """)
+
+
+def test_graph_and_session_inside_the_main_guard():
+    assert_tape(IN_GUARD, """
+        import tensorflow as tf
+
+        if __name__ == "__main__":
+
+            def run_y(x):
+                \"\"\"sess.run(y) as a function of the fed values.\"\"\"
+                x = tf.convert_to_tensor(x, tf.float32)
+                y = tf.reduce_sum(x * 3.0)
+                return y.numpy()
+
+            print(run_y(x=[1.0, 2.0]))
+    """)
+
+
+def test_fed_but_unused_placeholder_is_still_passed():
+    # TF1 evaluates the fed expression even when nothing fetched reads it
+    assert_tape(UNUSED, """
+        import tensorflow as tf
+
+
+        def run_y(x, unused=None):
+            \"\"\"sess.run(y) as a function of the fed values.\"\"\"
+            x = tf.convert_to_tensor(x, tf.float32)
+            y = tf.reduce_sum(x)
+            return y.numpy()
+
+
+        print(run_y(x=[1.0, 2.0], unused=[3.0, 4.0]))
+    """)
+
+
+def test_variables_in_a_with_block_or_a_list_are_in_the_default_var_list():
+    # TF1's default var_list is every trainable variable created before the line,
+    # whatever statement created it
+    scoped = _src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        with tf.name_scope("layer"):
+            W = tf.Variable([1.0, 2.0])
+        b = tf.Variable(0.5)
+        loss = tf.reduce_sum(W * x) + b
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, feed_dict={x: [1.0, 1.0]})
+            print(sess.run(W))
+    """)
+    r = migrated(scoped)
+    if r.mode == "tape":
+        assert "tape.gradient(loss, [W, b]), [W, b])" in r.output, r.output
+    else:  # not converting it is fine too, if it says why
+        assert r.mode == "compat" and any(f.code == "TS108" for f in r.findings), codes(r)
+
+
+def test_unseeded_random_op_in_fed_code_converts_with_a_warning():
+    src = _src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        noisy = x + tf.random_normal([2])
+
+        with tf.Session() as sess:
+            print(sess.run(noisy, feed_dict={x: [1.0, 2.0]}))
+    """)
+    r = migrated(src)
+    assert r.mode == "tape"
+    assert codes(r) == [("TS116", 4)]
+    assert r.findings[0].changes_numbers
+    assert "random op recomputed at each step" in r.findings[0].message
+    assert "    noisy = x + tf.random.normal([2])\n" in r.output
+
+
+# ---------------------------------------------------------------------------
+# 3. not converted: compat mode, with the reason at the right line
+# ---------------------------------------------------------------------------
+
+FALLBACKS = [
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x)
+        z = y * 2.0
+
+        with tf.Session() as sess:
+            print(sess.run(z, feed_dict={y: 3.0}))
+    """, "TS107", 8, "feeding `y`, which is not a placeholder", id="feed-a-computed-tensor"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x)
+
+        with tf.Session() as sess:
+            feeds = {}
+            feeds[x] = [1.0, 2.0]
+            print(sess.run(y, feed_dict=feeds))
+    """, "TS107", 9, "feed_dict `feeds` is not a dict literal", id="feed-dict-by-name"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        k = tf.placeholder(tf.float32, [])
+        y = tf.reduce_sum(x) * k
+
+        with tf.Session() as sess:
+            print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+    """, "TS107", 8, "placeholder `k` is needed by these fetches but not fed",
+        id="placeholder-not-fed"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [None, 2])
+        h = tf.layers.dense(x, 3)
+        loss = tf.reduce_sum(h)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(sess.run(loss, feed_dict={x: [[1.0, 2.0]]}))
+    """, "TS107", 4, "tf.layers.dense creates variables from a fed value", id="layer-in-fed-code"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        W = tf.Variable([1.0, 2.0])
+        update = tf.assign(W, W * x)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(sess.run(update, feed_dict={x: [2.0, 3.0]}))
+    """, "TS108", 5, "tf.assign in fed graph code", id="tf-assign"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        W = tf.Variable([1.0, 2.0])
+        update = W.assign(W * x)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(sess.run(update, feed_dict={x: [2.0, 3.0]}))
+    """, "TS108", 5, "`.assign(...)` in fed graph code", id="assign-method"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        W = tf.Variable([1.0, 2.0])
+        loss = tf.reduce_sum(W * x)
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        train_op = opt.minimize(loss, var_list=tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES))
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, feed_dict={x: [1.0, 1.0]})
+    """, "TS108", 7, "var_list `tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)` is not a list",
+        id="var-list-from-a-collection"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        lr = tf.placeholder(tf.float32, [])
+        W = tf.Variable([1.0, 2.0])
+        loss = tf.reduce_sum(W * x)
+        opt = tf.train.GradientDescentOptimizer(lr)
+        train_op = opt.minimize(loss)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, feed_dict={x: [1.0, 1.0], lr: 0.1})
+    """, "TS108", 7, "a placeholder learning rate", id="placeholder-learning-rate"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        total = tf.constant(0.0)
+        for k in range(3):
+            total = total + tf.reduce_sum(x) * k
+
+        with tf.Session() as sess:
+            print(sess.run(total, feed_dict={x: [1.0, 2.0]}))
+    """, "TS107", 5, "graph code in a `For` statement", id="graph-code-in-a-for-loop"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        loss = tf.reduce_sum(x)
+        summ = tf.summary.scalar("loss", loss)
+
+        with tf.Session() as sess:
+            print(sess.run([loss, summ], feed_dict={x: [1.0, 2.0]}))
+    """, "TS108", 5, "tf.summary.scalar in fed graph code", id="summary"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        W = tf.Variable([1.0, 2.0])
+        loss = tf.reduce_sum(W * x)
+        saver = tf.train.Saver([W])
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(sess.run(loss, feed_dict={x: [1.0, 2.0]}))
+            saver.save(sess, "/tmp/model.ckpt")
+    """, "TS108", 6, "tf.train.Saver in fed graph code", id="saver"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        loss = tf.reduce_sum(x)
+
+        with tf.Session() as sess:
+            print(loss)
+            print(sess.run(loss, feed_dict={x: [1.0, 2.0]}))
+    """, "TS107", 7, "`loss` is a graph value used after the graph is run",
+        id="graph-value-read-outside-sess-run"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        loss = tf.reduce_sum(x)
+
+        with tf.Session() as sess:
+            print(sess.run(loss, feed_dict={x: [1.0, 2.0]}))
+        with tf.Session() as sess2:
+            print(sess2.run(loss, feed_dict={x: [3.0, 4.0]}))
+    """, "TS107", 8, "more than one Session", id="two-sessions"),
+    pytest.param("""
+        import tensorflow as tf
+
+        sp = tf.sparse_placeholder(tf.float32)
+        total = tf.sparse_reduce_sum(sp)
+
+        with tf.Session() as sess:
+            print(sess.run(total, feed_dict={sp: tf.SparseTensorValue([[0, 0]], [1.0], [2, 2])}))
+    """, "TS107", 3, "tf.sparse_placeholder", id="sparse-placeholder"),
+    pytest.param("""
+        import tensorflow as tf
+
+        tf.set_random_seed(0)
+        x = tf.placeholder(tf.float32, [2])
+        noisy = x + tf.random_normal([2])
+
+        with tf.Session() as sess:
+            print(sess.run(noisy, feed_dict={x: [1.0, 2.0]}))
+    """, "TS113", 5, "seeded random ops give a different stream", id="seeded-random-op"),
+]
+
+
+@pytest.mark.parametrize("before,code,line,reason", FALLBACKS)
+def test_not_converted_falls_back_to_compat_with_the_reason(before, code, line, reason):
+    src = _src(before)
+    r = migrated(src)
+    assert r.mode == "compat", codes(r)
+    assert r.output.splitlines()[:2] == ["import tensorflow.compat.v1 as tf",
+                                         "tf.disable_v2_behavior()"]
+    assert r.output.splitlines()[2:] == src.splitlines()[1:]
+    assert codes(r)[0] == (code, line), codes(r)
+    assert reason in r.findings[0].message, r.findings[0].message
+    assert ("TS101", 1) in codes(r)
+
+
+# ---------------------------------------------------------------------------
+# 4. files the rule leaves to others
+# ---------------------------------------------------------------------------
+
+class TestLeftToOthers(CodemodTest):
+    TRANSFORM = FeedsToFunctions
+
+    def test_library_code_without_a_session_is_not_touched(self) -> None:
+        before = """
+            import tensorflow as tf
+
+
+            def build(n):
+                x = tf.placeholder(tf.float32, [None, n])
+                W = tf.Variable(tf.zeros([n, 1]))
+                loss = tf.reduce_sum(tf.matmul(x, W))
+                train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+                return x, loss, train_op
+        """
+        self.assertCodemod(before, before)
+
+    def test_a_local_name_tf_is_not_tensorflow(self) -> None:
+        before = """
+            import mylib as tf
+            x = tf.placeholder(tf.float32, [2])
+            y = tf.reduce_sum(x)
+            with tf.Session() as sess:
+                print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+        """
+        self.assertCodemod(before, before)
+
+    def test_get_variable_with_a_positional_shape_is_trainable(self) -> None:
+        # tf.get_variable(name, shape, ...): the second positional argument is the
+        # shape, not `trainable` (that is tf.Variable's); TF1 trains W2
+        before = """
+            import tensorflow as tf
+
+            x = tf.placeholder(tf.float32, [2])
+            W1 = tf.Variable([1.0, 2.0])
+            W2 = tf.get_variable("w2", [2], initializer=tf.ones_initializer())
+            loss = tf.reduce_sum(W1 * x + W2)
+            opt = tf.train.GradientDescentOptimizer(0.1)
+            train_op = opt.minimize(loss)
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op, feed_dict={x: [1.0, 1.0]})
+        """
+        after = """
+            import tensorflow as tf
+
+            W1 = tf.Variable([1.0, 2.0])
+            W2 = tf.get_variable("w2", [2], initializer=tf.ones_initializer())
+            opt = tf.train.GradientDescentOptimizer(0.1)
+
+
+            def run_train_op(x):
+                \"\"\"sess.run(train_op) as a function of the fed values.\"\"\"
+                x = tf.convert_to_tensor(x, tf.float32)
+                loss = tf.reduce_sum(W1 * x + W2)
+                opt.apply_gradients(zip(tf.gradients(loss, [W1, W2]), [W1, W2]))
+                return None
+
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                run_train_op(x=[1.0, 1.0])
+        """
+        self.assertCodemod(before, after)
+
+
+def test_tf2_training_loop_is_unchanged():
+    src = _src("""
+        import tensorflow as tf
+
+        W = tf.Variable([1.0, 2.0])
+        opt = tf.keras.optimizers.SGD(0.1)
+        for _ in range(3):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(W * W)
+            grads = tape.gradient(loss, [W])
+            opt.apply_gradients(zip(grads, [W]))
+        print(W.numpy())
+    """)
+    r = migrated(src)
+    assert r.mode == "unchanged" and not r.changed
+    assert r.findings == () and r.changes == ()
+
+
+# ---------------------------------------------------------------------------
+# 2. numbers (TensorFlow subprocesses, started together in the background)
+# ---------------------------------------------------------------------------
+
+#: legacy program -> values verify must have compared (besides printed lines)
+VERIFIED = {
+    "linear": (LINEAR, {"b", "W", "shift", "late", "loss_value", "final_loss", "final_W",
+                        "final_shift", "stdout:1", "stdout:3"}),
+    "clip": (CLIP, {"W", "b", "gs", "stdout:1", "stdout:2"}),
+    "inline_adam": (INLINE_ADAM, {"W", "stdout:1"}),
+}
+
+#: programs whose TF2 form is run, with the numbers TF1 prints for them
+#: (measured with ``tapeshift run-legacy``)
+PRINTED = {
+    "watch": (WATCH, "[2. 4. 6.]"),
+    "grad_ys": (GRAD_YS, "[ 3. -4.]"),
+    "default_literal": (DEFAULT_LITERAL, "6.0\n9.0"),
+    "default_expr": (DEFAULT_EXPR, "5.0\n3.0"),
+    "fetch_structures": (FETCH_STRUCTURES, "5.0 3.2 [0.8 1.6]"),
+    "shared": (SHARED, "6.0"),
+    "eval_run": (EVAL_RUN, "2.8"),
+    "in_main": (IN_MAIN, "2.6"),
+    "in_guard": (IN_GUARD, "9.0"),
+    "unused": (UNUSED, "3.0"),
+    # a placeholder fed in one run of a fetch and not in another: TF1 does not mind
+    "unused_sometimes": (_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        unused = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x)
+
+        with tf.Session() as sess:
+            print(sess.run(y, feed_dict={x: [1.0, 2.0], unused: [3.0, 4.0]}))
+            print(sess.run(y, feed_dict={x: [5.0, 2.0]}))
+    """), "3.0\n7.0"),
+    # a schedule fetched with its train op: TF1 returns the rate the step used
+    # (0.5 * 0.5 ** step before the increment), W is updated with those rates
+    "schedule": (_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        W = tf.Variable([1.0, 2.0])
+        gs = tf.train.get_or_create_global_step()
+        lr = tf.train.exponential_decay(0.5, gs, 1, 0.5)
+        loss = tf.reduce_sum(tf.square(W * x))
+        train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss, global_step=gs)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                _, step, rate = sess.run([train_op, gs, lr], feed_dict={x: [1.0, 0.5]})
+                print(step, rate)
+            print(sess.run(W))
+    """), "1 0.5\n2 0.25\n3 0.125\n[0. 1.2304688]"),
+    # variables created inside a `with` block and in a list are trained by TF1's
+    # default var_list like any other
+    "var_in_with_block": (_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        with tf.name_scope("layer"):
+            W = tf.Variable([1.0, 2.0])
+        b = tf.Variable(0.5)
+        loss = tf.reduce_sum(W * x) + b
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, feed_dict={x: [1.0, 1.0]})
+            print(sess.run(W), sess.run(b))
+    """), "[0.9 1.9] 0.4"),
+    "vars_in_a_list": (_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        b = tf.Variable(0.5)
+        Ws = [tf.Variable([1.0, 2.0]), tf.Variable([3.0, 4.0])]
+        loss = tf.reduce_sum(Ws[0] * x + Ws[1]) + b
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, feed_dict={x: [1.0, 1.0]})
+            w0, w1 = sess.run(Ws)
+            print(w0, w1, sess.run(b))
+    """), "[0.9 1.9] [2.9 3.9] 0.4"),
+}
+
+#: programs the rule may also leave in compat form (with a reason)
+MAY_FALL_BACK = {"var_in_with_block", "vars_in_a_list"}
+
+#: runs each program's migrated text in one TF2 process; a fresh namespace each
+_EAGER_DRIVER = """\
+import contextlib, io, json, sys, traceback
+with open(sys.argv[1], encoding="utf-8") as f:
+    programs = json.load(f)
+results = {}
+for name, source in programs.items():
+    out = io.StringIO()
+    error = None
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, name + ".py", "exec"), {"__name__": "__main__"})
+    except Exception:
+        error = traceback.format_exc(limit=-4)
+    results[name] = {"stdout": out.getvalue(), "error": error}
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    json.dump(results, f)
+"""
+
+
+def _run_eager(programs, directory):
+    source = directory / "programs.json"
+    source.write_text(json.dumps(programs), encoding="utf-8")
+    driver = directory / "driver.py"
+    driver.write_text(_EAGER_DRIVER, encoding="utf-8")
+    result = directory / "results.json"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    proc = subprocess.run([sys.executable, str(driver), str(source), str(result)],
+                          check=False, capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(result.read_text(encoding="utf-8"))
+
+
+class _NumberRuns:
+    """The TensorFlow subprocesses the selected numbers tests need, two at a
+    time in background threads."""
+
+    def __init__(self, directory, verified, printed):
+        self._pool = ThreadPoolExecutor(max_workers=2)
+        # a compat-mode text would disable v2 behaviour for the programs after it
+        tape = {name: migrated(PRINTED[name][0]).output for name in sorted(printed)
+                if migrated(PRINTED[name][0]).mode == "tape"}
+        self.eager = self._pool.submit(_run_eager, tape, directory) if tape else None
+        self.verified = {
+            name: self._pool.submit(verify_sources, VERIFIED[name][0],
+                                    migrated(VERIFIED[name][0]).output,
+                                    directory / f"{name}.py", timeout=TIMEOUT)
+            for name in sorted(verified)
+        }
+
+    def close(self):
+        self._pool.shutdown(wait=True)
+
+
+def _selected_numbers(request):
+    """The program names of the numbers tests selected in this file, by test."""
+    selected = {}
+    for item in request.session.items:
+        if getattr(item, "module", None) is request.module \
+                and "number_runs" in getattr(item, "fixturenames", ()):
+            selected.setdefault(item.originalname, set()).add(item.callspec.params["name"])
+    return selected
+
+
+@pytest.fixture(scope="module")
+def number_runs(request, tmp_path_factory):
+    selected = _selected_numbers(request)
+    runs = _NumberRuns(tmp_path_factory.mktemp("feeds-numbers"),
+                       selected.get("test_numbers_agree_with_the_legacy_run", set()),
+                       selected.get("test_migrated_program_prints_what_tf1_printed", set()))
+    yield runs
+    runs.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_number_runs_early(request):
+    """When a numbers test is selected, start its subprocesses before the first
+    test of this file: they overlap with the text tests."""
+    if _selected_numbers(request):
+        request.getfixturevalue("number_runs")
+
+
+@pytest.mark.parametrize("name", sorted(VERIFIED))
+def test_numbers_agree_with_the_legacy_run(name, number_runs):
+    source, names = VERIFIED[name]
+    assert migrated(source).mode == "tape"
+    report = number_runs.verified[name].result()
+    assert report.status == "ok", report.to_text()
+    compared = {row.name for row in report.rows if row.compared}
+    assert names <= compared, report.to_text()
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def _numbers(text):
+    return [float(n) for n in _NUMBER.findall(re.sub(r"dtype=\w+", "", text))]
+
+
+@pytest.mark.parametrize("name", sorted(PRINTED))
+def test_migrated_program_prints_what_tf1_printed(name, number_runs):
+    source, expected = PRINTED[name]
+    r = migrated(source)
+    if name in MAY_FALL_BACK and r.mode == "compat":  # not converting is safe, if it says why
+        assert codes(r)[0][0] in ("TS107", "TS108"), codes(r)
+        return
+    assert r.mode == "tape", codes(r)
+    result = number_runs.eager.result()[name]
+    assert result["error"] is None, f"{result['error']}\n--- migrated:\n{r.output}"
+    got = _numbers(result["stdout"])
+    want = _numbers(expected)
+    assert len(got) == len(want) and all(
+        abs(g - w) <= 1e-6 + 1e-5 * abs(w) for g, w in zip(got, want)), (
+        f"printed {result['stdout']!r}, TF1 prints {expected!r}\n--- migrated:\n{r.output}")
