@@ -608,6 +608,32 @@ def test_fed_but_unused_placeholder_is_still_passed():
     """)
 
 
+def test_a_named_feed_dict_becomes_a_keyword_dict():
+    r = migrated(PRINTED["named_feed"][0])
+    assert r.mode == "tape", codes(r)
+    assert 'feed = {"x": [1.0, 0.5 * i]}' in r.output
+    assert "_, value = run_train_op_loss(**feed)" in r.output
+    assert 'feed = {"x": [1.0, 1.0], "scale": 2.0}' in r.output
+    assert "print(run_loss(**feed))" in r.output
+    assert "def run_loss(x, scale=None):" in r.output
+    assert not migrate_source(r.output, "f.py").changed
+
+
+def test_a_named_feed_dict_used_otherwise_is_not_converted():
+    r = migrated(_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x)
+
+        with tf.Session() as sess:
+            feed = {x: [1.0, 2.0]}
+            print(len(feed), sess.run(y, feed_dict=feed))
+    """))
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "not a dict literal" in f.message for f in r.findings)
+
+
 def test_variables_in_a_with_block_or_a_list_are_in_the_default_var_list():
     # TF1's default var_list is every trainable variable created before the line,
     # whatever statement created it
@@ -1018,6 +1044,27 @@ PRINTED = {
             print(w0, w1, sess.run(b))
     """), "[0.9 1.9] [2.9 3.9] 0.4"),
 }
+
+# a feed dict bound to a name (built per step, two bindings, one feeding an extra
+# with-default placeholder) -> keyword dicts passed with **
+PRINTED["named_feed"] = (_src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    scale = tf.placeholder_with_default(1.0, [])
+    W = tf.Variable([1.0, 2.0])
+    loss = scale * tf.reduce_sum(tf.square(W * x))
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(2):
+            feed = {x: [1.0, 0.5 * i]}
+            _, value = sess.run([train_op, loss], feed_dict=feed)
+            print(value)
+        feed = {x: [1.0, 1.0], scale: 2.0}
+        print(sess.run(loss, feed_dict=feed))
+"""), "1.0\n1.6400001\n8.0392")
 
 #: programs the rule may also leave in compat form (with a reason)
 MAY_FALL_BACK = {"var_in_with_block", "vars_in_a_list"}
