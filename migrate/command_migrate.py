@@ -65,6 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fix_argument(parser, "apply these `tapeshift check` fixes while migrating (they "
                              "change numbers, on purpose; the report says so). Without it "
                              "the chain-rule mistake is kept as written and reported")
+    parser.add_argument("--tf-function", action="store_true",
+                        help="make each step function the feeds rule writes for a "
+                             "sess.run a tf.function (default: plain eager functions)")
+    parser.add_argument("--keras-optimizers", action="store_true",
+                        help="map tf.compat.v1.train optimizers to tf.keras.optimizers and "
+                             "report each place that changes numbers (TS119); by default "
+                             "the v1 optimizers are kept: they keep every number")
     parser.add_argument("--verify", action="store_true",
                         help="run each changed file that runs as a script before and after "
                              "(tapeshift verify) and add the outcome to the report; "
@@ -195,6 +202,12 @@ def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
 
 
 # --------------------------------------------------------------------------
+def rule_options(args) -> tuple:
+    """The pipeline's opt-in behaviours named by the flags."""
+    return tuple(option for option, on in (("tf_function", args.tf_function),
+                                           ("keras_optimizers", args.keras_optimizers)) if on)
+
+
 def run(args: argparse.Namespace) -> int:
     args.fix, problem = requested_fixes(args.fix)
     if problem:
@@ -230,7 +243,8 @@ def run(args: argparse.Namespace) -> int:
     results = migrate_files(
         [f for f, _ in migratable], args.mode, jobs=args.jobs,
         cache=Cache(cache_dir) if cache_dir is not None else None,
-        progress=Progress(len(migratable), quiet=args.quiet), on_result=write, fix=args.fix)
+        progress=Progress(len(migratable), quiet=args.quiet), on_result=write, fix=args.fix,
+        rule_options=rule_options(args))
 
     if args.check:
         for r in results:

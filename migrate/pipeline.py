@@ -24,7 +24,9 @@ from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
 from migrate.codemods.contrib_slim import ContribToTfSlim
 from migrate.codemods.custom_gradients import CustomGradientsToTape
-from migrate.codemods.feeds import FeedsToFunctions
+from migrate.codemods.feeds import TF_FUNCTION, FeedsToFunctions
+from migrate.codemods.keras_optimizers import OPTION as KERAS_OPTIMIZERS
+from migrate.codemods.keras_optimizers import V1OptimizersToKeras
 from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.renames import RenameTF1Names
 from migrate.codemods.session import SessionToEager
@@ -42,8 +44,11 @@ PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (
 )
 #: Tape-form rules, in the order they run.
 TAPE_RULES: Tuple[Type[Codemod], ...] = (
-    SessionToEager, GradientsToTape, RenameTF1Names, CompatV1ToTF2Imports,
+    SessionToEager, GradientsToTape, RenameTF1Names, V1OptimizersToKeras, CompatV1ToTF2Imports,
 )
+#: Opt-in behaviours (``migrate_source(options=...)``, the command line's flags):
+#: step functions as tf.function; v1 optimizers mapped to Keras.
+OPTIONS = (TF_FUNCTION, KERAS_OPTIMIZERS)
 #: Checks that change nothing but can block tape form.
 TAPE_CHECKS: Tuple[Type[Codemod], ...] = (TF1OnlyNames,)
 #: Checks on the rules' output: nothing TF1-only may be left at all.
@@ -119,9 +124,10 @@ def _compat(module: cst.Module, source: str, path: str,
 
 
 def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
-                   fix: Sequence[str] = ()) -> MigrationResult:
+                   fix: Sequence[str] = (), options: Sequence[str] = ()) -> MigrationResult:
     """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
-    file) or "compat" (only the fallback).
+    file) or "compat" (only the fallback). ``options`` turn on opt-in
+    behaviours of the tape rules (:data:`OPTIONS`).
 
     The ``tapeshift check`` rules run first and their findings join the
     report; numbers are kept (the chain-rule mistake stays as written) unless
@@ -129,12 +135,15 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; known: {list(OPTIONS)}")
     checked = check_source(source, path, fix=fix)
     if any(f.code == "TS100" for f in checked.findings):
-        return _migrate(source, path, mode)  # reports the parse error itself
+        return _migrate(source, path, mode, options)  # reports the parse error itself
     fixed = {id(f) for f in checked.fixed}
     notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
-    result = _migrate(checked.output, path, mode)
+    result = _migrate(checked.output, path, mode, options)
     fix_changes = tuple(
         Change(rule=f.code, path=f.path, line=f.line, column=f.column,
                description=f"{f.info.name} fixed ({f.info.summary}): numbers change, on purpose")
@@ -161,7 +170,7 @@ def _with_outcome(finding: Finding, fixed: bool) -> Finding:
     return finding
 
 
-def _migrate(source: str, path: str, mode: str) -> MigrationResult:
+def _migrate(source: str, path: str, mode: str, options: Sequence[str] = ()) -> MigrationResult:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -181,7 +190,7 @@ def _migrate(source: str, path: str, mode: str) -> MigrationResult:
     original = module
     findings: List[Finding] = []
     changes: List[Change] = []
-    shared: dict = {}
+    shared: dict = {option: True for option in options}
     try:
         for rule in PRE_TAPE_RULES:
             module, f, c = _run(rule, module, path, shared)

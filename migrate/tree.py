@@ -141,10 +141,11 @@ def _compiles(data: bytes, path: str) -> Optional[str]:
 
 
 def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_idempotent: bool,
-                    started: float, fix: Sequence[str] = ()) -> FileRecord:
+                    started: float, fix: Sequence[str] = (),
+                    options: Sequence[str] = ()) -> FileRecord:
     from migrate.pipeline import migrate_source
 
-    result = migrate_source(text, path, mode, fix=fix)
+    result = migrate_source(text, path, mode, fix=fix, options=options)
     if result.mode == "error" or result.output == text:
         mode_out = "error" if result.mode == "error" else "unchanged"
         msg = None
@@ -169,14 +170,15 @@ def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_
                             f"file left untouched", text, "python", result.findings)
     idem = None
     if check_idempotent:
-        again = migrate_source(result.output, path, mode, fix=fix)
+        again = migrate_source(result.output, path, mode, fix=fix, options=options)
         idem = again.output == result.output
     return FileRecord(path, "python", text, result.output, result.mode, result.findings,
                       result.changes, data, None, idem, seconds=time.perf_counter() - started)
 
 
 def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
-                started: float, fix: Sequence[str] = ()) -> FileRecord:
+                started: float, fix: Sequence[str] = (),
+                options: Sequence[str] = ()) -> FileRecord:
     from migrate.notebooks import NotebookError, cell_sources, migrate_notebook
     from migrate.pipeline import migrate_source
 
@@ -191,7 +193,7 @@ def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
     enc = SourceEncoding("utf-8", bom, "\r\n" if crlf else "\n")
 
     def cell(source: str, cell_path: str):
-        return migrate_source(source, cell_path, mode, fix=fix)
+        return migrate_source(source, cell_path, mode, fix=fix, options=options)
 
     try:
         nb = migrate_notebook(text, cell, path)
@@ -227,7 +229,8 @@ def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
 
 
 def process_file(path: str, mode: str = "tape", data: Optional[bytes] = None,
-                 check_idempotent: bool = False, fix: Sequence[str] = ()) -> FileRecord:
+                 check_idempotent: bool = False, fix: Sequence[str] = (),
+                 options: Sequence[str] = ()) -> FileRecord:
     """Migrate one file (``.py`` or ``.ipynb``) without writing it.
 
     ``data``: the file's bytes when the caller already read them (the cache
@@ -246,13 +249,13 @@ def process_file(path: str, mode: str = "tape", data: Optional[bytes] = None,
                                 cacheable=False)
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
-            return _migrate_nb(data, path, mode, check_idempotent, started, fix)
+            return _migrate_nb(data, path, mode, check_idempotent, started, fix, options)
         try:
             text, enc = decode_source(data, path)
         except SourceDecodeError as exc:
             return error_record(path, "TS100", f"cannot decode: {exc.reason}; file left untouched",
                                 kind="python")
-        return _migrate_python(text, enc, path, mode, check_idempotent, started, fix)
+        return _migrate_python(text, enc, path, mode, check_idempotent, started, fix, options)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a bug must cost one file, not the run
@@ -449,8 +452,9 @@ def _finished_ok(fut: cf.Future) -> bool:
 # --------------------------------------------------------------------------
 # files, with the cache
 # --------------------------------------------------------------------------
-def _options(check_idempotent: bool, fix: Sequence[str] = ()) -> Dict[str, Any]:
-    return {"check_idempotent": check_idempotent, "fix": sorted(fix)}
+def _options(check_idempotent: bool, fix: Sequence[str] = (),
+             options: Sequence[str] = ()) -> Dict[str, Any]:
+    return {"check_idempotent": check_idempotent, "fix": sorted(fix), "options": sorted(options)}
 
 
 def record_to_cache(record: FileRecord) -> Dict[str, Any]:
@@ -499,8 +503,11 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                   jobs: Optional[int] = None, cache: Optional[Cache] = None,
                   progress: Optional[Progress] = None, check_idempotent: bool = False,
                   on_result: Optional[Callable[[int, FileRecord], None]] = None,
-                  fix: Sequence[str] = ()) -> List[FileRecord]:
+                  fix: Sequence[str] = (), rule_options: Sequence[str] = ()) -> List[FileRecord]:
     """:func:`process_file` for each path, in input order, using ``cache`` when given.
+
+    ``fix`` and ``rule_options`` go to :func:`migrate.pipeline.migrate_source`
+    (``fix`` and ``options``) and into the cache key.
 
     Files are read here (once); cache hits are answered here; only misses go
     to the workers. ``on_result(index, record)`` as in :func:`run_tree`
@@ -509,7 +516,7 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
     names = [str(p) for p in paths]
     records: List[Optional[FileRecord]] = [None] * len(names)
     work: List[Tuple[int, bytes, Optional[str]]] = []
-    options = _options(check_idempotent, fix)
+    options = _options(check_idempotent, fix, rule_options)
 
     def deliver(i: int, r: FileRecord) -> None:
         records[i] = r
@@ -539,7 +546,8 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                     pass  # a damaged entry: migrate again
         work.append((i, data, key))
 
-    job = functools.partial(_job, mode=mode, check_idempotent=check_idempotent, fix=tuple(fix))
+    job = functools.partial(_job, mode=mode, check_idempotent=check_idempotent, fix=tuple(fix),
+                            options=tuple(rule_options))
 
     def arrived(k: int, r: FileRecord) -> None:
         i, _, key = work[k]
@@ -558,5 +566,5 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
 
 
 def _job(item: Tuple[str, bytes], mode: str, check_idempotent: bool,
-         fix: Tuple[str, ...] = ()) -> FileRecord:
-    return process_file(item[0], mode, item[1], check_idempotent, fix)
+         fix: Tuple[str, ...] = (), options: Tuple[str, ...] = ()) -> FileRecord:
+    return process_file(item[0], mode, item[1], check_idempotent, fix, options)

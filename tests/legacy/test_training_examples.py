@@ -66,3 +66,40 @@ def test_verifies_against_the_original_at_every_step(migrated):
     assert len(printed) >= PROGRAMS[name]
     assert all(r.status == "ok" for r in report.rows)
 
+
+
+@pytest.mark.parametrize("name", ["clip_train", "ddpg"])
+def test_tf_function_step_functions_verify_too(name):
+    legacy = EXAMPLES / f"{name}_tf1.py"
+    source = legacy.read_text()
+    result = migrate_source(source, str(legacy), options=("tf_function",))
+    assert result.mode == "tape"
+    assert "@tf.function" in result.output and "numpy_values(run_" in result.output
+    assert not migrate_source(result.output, str(legacy), options=("tf_function",)).changed
+    report = verify_sources(source, result.output, legacy, timeout=240)
+    assert report.ok, report.summary()
+
+
+def test_keras_optimizers_keep_numbers_where_reported_so():
+    # gradient descent maps to an identical Keras SGD: nothing reported, numbers equal
+    legacy = EXAMPLES / "linear_regression_tf1.py"
+    source = legacy.read_text()
+    result = migrate_source(source, str(legacy), options=("keras_optimizers",))
+    assert "opt = tf.keras.optimizers.SGD(0.1)" in result.output
+    assert not [f for f in result.findings if f.code == "TS119"]
+    assert verify_sources(source, result.output, legacy, timeout=240).ok
+    # momentum with a decaying rate: reported, and verify sees the numbers move
+    legacy = EXAMPLES / "clip_train_tf1.py"
+    source = legacy.read_text()
+    result = migrate_source(source, str(legacy), options=("keras_optimizers",))
+    ts119 = [f for f in result.findings if f.code == "TS119"]
+    assert len(ts119) == 1 and ts119[0].changes_numbers and ts119[0].line == 36
+    assert "global_step.assign_add(1)" in result.output
+    report = verify_sources(source, result.output, legacy, timeout=240)
+    assert report.status == "mismatch"
+    assert report.rows[0].status == "ok"  # the data; the weights move from step 6 on
+
+
+def test_unknown_options_are_refused():
+    with pytest.raises(ValueError, match="unknown option"):
+        migrate_source("import tensorflow as tf\n", options=("fast",))

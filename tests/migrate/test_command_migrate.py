@@ -154,3 +154,30 @@ def test_errors_reach_stderr_even_with_report_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bad}:1:" in err and "TS100" in err
     assert "TS100 error" in (tmp_path / "r.txt").read_text()
+
+
+FED = """\
+import tensorflow as tf
+x = tf.placeholder(tf.float32, [2])
+W = tf.Variable([1.0, 2.0])
+loss = tf.reduce_sum(tf.square(W * x))
+train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    print(sess.run([train_op, loss], feed_dict={x: [1.0, 1.0]}))
+"""
+
+
+def test_rule_option_flags_reach_the_rules_and_the_cache_key(tmp_path, capsys):
+    path = tmp_path / "fed.py"
+    path.write_text(FED)
+    cache = str(tmp_path / "cache")
+    assert main(["migrate", "--in-place", "--cache-dir", cache, str(path)]) == 0
+    plain = path.read_text()
+    assert "@tf.function" not in plain and "tf.compat.v1.train.AdamOptimizer" in plain
+    path.write_text(FED)  # same text: a cache hit, unless the flags are in the key
+    assert main(["migrate", "--in-place", "--cache-dir", cache, "--tf-function",
+                 "--keras-optimizers", str(path)]) == 0
+    flagged = path.read_text()
+    assert "@tf.function" in flagged and "tf.keras.optimizers.Adam(0.1, epsilon=1e-08)" in flagged
+    assert "TS119" in capsys.readouterr().err
