@@ -5,7 +5,6 @@ a different rule) are measured here: each TF1 optimizer and the Keras one the
 codemod writes for it train the same model side by side.
 """
 
-import textwrap
 
 import libcst as cst
 import numpy as np
