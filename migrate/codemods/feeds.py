@@ -460,6 +460,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 self._bail("TS108", call, f"tf.{name} in fed graph code is not converted")
             if name.startswith(RANDOM_PREFIXES):
                 self._randoms.setdefault(i, []).append(call)
+            if name in ("group", "no_op") and isinstance(small, cst.Assign) \
+                    and small.value is call:
+                # train = tf.group(train_a, train_b): an op, run after what it groups
+                self._train.add(i)
             if isinstance(call.func, cst.Attribute):
                 attr = call.func.attr.value
                 if attr in ASSIGNS:

@@ -1066,6 +1066,26 @@ PRINTED["named_feed"] = (_src("""
         print(sess.run(loss, feed_dict=feed))
 """), "1.0\n1.6400001\n8.0392")
 
+# two train ops grouped with tf.group, and two fetched in one run
+PRINTED["grouped"] = (_src("""
+    import tensorflow as tf
+    x = tf.placeholder(tf.float32, [2])
+    W = tf.Variable([1.0, 2.0])
+    V = tf.Variable([0.5, 0.5])
+    loss_w = tf.reduce_sum(tf.square(W * x))
+    loss_v = tf.reduce_sum(tf.square(V - x))
+    train_w = tf.train.GradientDescentOptimizer(0.1).minimize(loss_w, var_list=[W])
+    train_v = tf.train.AdamOptimizer(0.1).minimize(loss_v, var_list=[V])
+    train = tf.group(train_w, train_v)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            print(sess.run([train, loss_w, loss_v], feed_dict={x: [1.0, 2.0]})[1:])
+            sess.run([train_w, train_v], feed_dict={x: [0.5, 1.0]})
+        print(sess.run(W), sess.run(V))
+"""), "[np.float32(17.0), np.float32(2.5)]\n[np.float32(0.9872), np.float32(1.8537871)]\n"
+      "[np.float32(0.3441075), np.float32(1.3717903)]\n[0.438976 0.008192] [0.81474936 1.0162481 ]")
+
 #: programs the rule may also leave in compat form (with a reason)
 MAY_FALL_BACK = {"var_in_with_block", "vars_in_a_list"}
 
