@@ -501,14 +501,20 @@ register(CodeInfo(
     name="uses-tf-slim",
     severity=Severity.WARNING,
     blocks_tape=True,
-    summary="tf.contrib.slim moved to the tf_slim package; slim model code stays in graph mode",
+    summary="tf.contrib.slim moved to the tf_slim package; this file's slim code stays in graph mode",
     what="Reports a file whose `tf.contrib.slim` / `layers` / `framework` references were "
-         "rewritten to `tf_slim` (install it: `pip install tf-slim`).",
+         "rewritten to `tf_slim` (install it: `pip install tf-slim`) and whose slim layers "
+         "are not all inside model functions the feeds rule wraps in `make_template`, or "
+         "that uses `batch_norm`.",
     why="Slim layers create their variables when called; turning the file into eager "
-        "code would create them again on every call. Until the codemod can make them "
-        "reuse their variables, the file runs in graph mode (compat), as before.",
+        "code would create them again on every call. A model function called from the "
+        "graph a session runs is wrapped in `tf.compat.v1.make_template` (variables "
+        "created once) and the file goes to tape form; slim layers called elsewhere (at "
+        "module level, in a library with no session) give no such anchor, so the file "
+        "runs in graph mode (compat), as before.",
     example="slim = tf.contrib.slim\nnet = slim.fully_connected(x, 10)",
-    use_instead="import tf_slim as slim\nnet = slim.fully_connected(x, 10)",
+    use_instead="def model(x):\n    return slim.fully_connected(x, 10)\n"
+                "logits = model(x)   # wrapped in make_template, trained in tape form",
     fix_safety="Safe: the same tf-slim code, in graph mode; every number is kept. "
                "(tf-slim 1.1.0's batch_norm needs `compat.slim.install_tf_slim_fixes()` "
                "on TF >= 2.16; `tapeshift run-legacy` applies it.)",
