@@ -10,7 +10,11 @@ on each tree and on both together:
 * the same again with a warm cache (the rerun a CI job would do), timed;
 * the current CLI ``tapeshift migrate --out DIR TREE``, timed: ``--cli auto``
   (the default) runs it with ``--jobs`` once the CLI has that flag (seen in
-  ``--help``) and, until then, only with ``--cli always``.
+  ``--help``) and, until then, only with ``--cli always``;
+* LibCST's own floor on the same workers: parse and print every file back
+  (the least any LibCST codemod does), then parse and resolve the scope
+  analysis that qualified names need (the least a rule matching TensorFlow by
+  qualified name does), timed.
 
 and prints: files, lines, wall time of each, the ratio, crashes (files a tool
 failed on), outputs that fail to compile, idempotence failures (tapeshift's
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import os
 import shutil
 import subprocess
@@ -44,8 +49,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from migrate.cache import Cache  # noqa: E402
+from migrate.encoding import decode_source  # noqa: E402
 from migrate.files import discover  # noqa: E402
-from migrate.tree import default_jobs, migrate_files, write_output  # noqa: E402
+from migrate.tree import default_jobs, migrate_files, run_tree, write_output  # noqa: E402
 
 CORPUS = {"tf-slim": "1.1.0", "tflearn": "0.5.0"}
 
@@ -158,6 +164,36 @@ def run_tapeshift(tree: Path, out: Path, jobs: int, cache_dir: Path):
                 codes=codes, modes=modes, changed=len(changed))
 
 
+def libcst_floor_job(path: str, scopes: bool) -> bool:
+    """Parse one file with LibCST, then print it back or resolve its scope analysis."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, ScopeProvider
+
+    try:
+        text, _ = decode_source(Path(path).read_bytes(), path)
+        module = cst.parse_module(text)
+    except Exception:  # what tapeshift reports as TS100 costs it no more
+        return False
+    if scopes:
+        MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    else:
+        module.code
+    return True
+
+
+def run_libcst_floor(files: List[Path], jobs: int) -> Tuple[float, float]:
+    """Wall seconds, on ``jobs`` workers, for parse + codegen and for parse + scopes."""
+    order = sorted(range(len(files)), key=lambda i: -files[i].stat().st_size)
+    out = []
+    for scopes in (False, True):
+        job = functools.partial(libcst_floor_job, scopes=scopes)
+        t0 = time.perf_counter()
+        run_tree([str(f) for f in files], job, jobs=jobs, on_crash=lambda item, exc: False,
+                 order=order)
+        out.append(time.perf_counter() - t0)
+    return out[0], out[1]
+
+
 def cli_has_jobs() -> bool:
     try:
         out = subprocess.run([bin_path("tapeshift"), "migrate", "--help"], capture_output=True,
@@ -201,6 +237,7 @@ def main(argv=None) -> int:
         tf_s, tf_fail, tf_bad, _ = run_tf_upgrade(tree, work / f"{name}.tf_upgrade_v2")
         ts = run_tapeshift(tree, work / f"{name}.tapeshift", args.jobs, work / f"{name}.cache")
         cli = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs) if do_cli else None
+        ts["floor"] = run_libcst_floor(files, args.jobs)
         all_codes.update(ts["codes"])
         rows.append((name, len(files), lines, tf_s, tf_fail, tf_bad, ts, cli))
         print(f"# {name}: done ({len(files)} files)", file=sys.stderr, flush=True)
@@ -235,6 +272,17 @@ def main(argv=None) -> int:
     for name, *_rest, ts, _cli in rows:
         print(f"{name}: slowest files (s): " + ", ".join(f"{p} {t:.1f}" for t, p in ts["slowest"])
               + f"; cache misses on rerun: {ts['misses']}")
+    print(f"\nLibCST alone on the same {args.jobs} worker(s), wall s (tf_upgrade_v2 s for scale):")
+    print("| package | tf_upgrade_v2 | parse + codegen | parse + scope analysis | tapeshift |")
+    print("|---|---|---|---|---|")
+    for name, n, lines, tf_s, tf_fail, tf_bad, ts, cli in rows:
+        codegen, scopes = ts["floor"]
+        print(f"| {name} | {tf_s:.1f} | {codegen:.1f} | {scopes:.1f} | {ts['cold']:.1f} |")
+    if len(rows) > 1:
+        codegen = sum(r[6]["floor"][0] for r in rows)
+        scopes = sum(r[6]["floor"][1] for r in rows)
+        print(f"| total | {sum(r[3] for r in rows):.1f} | {codegen:.1f} | {scopes:.1f} "
+              f"| {sum(r[6]['cold'] for r in rows):.1f} |")
     print("\nFindings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(all_codes.items())))
     print("Targets: crashes 0, fail to compile 0, idempotence failures 0, ratio <= 0.50, "
           "cached ratio <= 0.05")

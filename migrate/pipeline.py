@@ -7,32 +7,51 @@ finding whose code ``blocks_tape``), the whole file is migrated in compat mode
 instead, with those findings as the reasons. Otherwise the rules run in turn
 and the result is checked (nothing TF1-only left, output compiles) before it is
 returned. Nothing here prints or writes files.
+
+The file is parsed once. Each version of the tree is a :class:`_Tree` whose
+LibCST metadata (scope analysis, qualified names, positions) is resolved at
+most once, on first use, and shared by every rule that reads that version
+(the ``check`` analysis included); a rule whose output is the code it was
+given hands the same tree, metadata and all, to the next rule; a rule that
+was already run on the same tree with the same ``shared`` facts is not run
+again (:class:`_Runner`); and a rule is not run at all on a file that spells
+none of the names it acts on (:mod:`migrate.screen`).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, replace
-from typing import List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext
+from libcst.metadata import MetadataWrapper
 
-from migrate.checks import check_source
-from migrate.codemods._base import SCRATCH_SHARED, changes_of, findings_of
+from migrate.checks import check_module, requested_fixes
+from migrate.codemods._base import (
+    SCRATCH_IDENTIFIERS,
+    SCRATCH_SHARED,
+    TapeshiftCodemod,
+    changes_of,
+    findings_of,
+    qualified_names,
+)
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
 from migrate.codemods.contrib_slim import ContribToTfSlim
 from migrate.codemods.custom_gradients import CustomGradientsToTape
 from migrate.codemods.feeds import TF_FUNCTION, FeedsToFunctions
+from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.keras_optimizers import OPTION as KERAS_OPTIMIZERS
 from migrate.codemods.keras_optimizers import V1OptimizersToKeras
-from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.renames import RenameTF1Names
 from migrate.codemods.session import SessionToEager
 from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 from migrate.positions import LineMap
+from migrate.screen import identifiers, may_act
 
 MODES = ("tape", "compat")
 
@@ -53,6 +72,11 @@ OPTIONS = (TF_FUNCTION, KERAS_OPTIMIZERS)
 TAPE_CHECKS: Tuple[Type[Codemod], ...] = (TF1OnlyNames,)
 #: Checks on the rules' output: nothing TF1-only may be left at all.
 TAPE_CHECKS_AFTER: Tuple[Type[Codemod], ...] = (TF1OnlyNamesLeft,)
+
+#: False: every rule runs as LibCST runs a codemod on its own (a copy of the
+#: tree, all its metadata resolved for it alone, every rule on every file): the
+#: reference the tests compare the shared, screened and remembered runs with.
+OPTIMIZED = True
 
 _TF_IMPORT = re.compile(r"^\s*(import\s+tensorflow|from\s+tensorflow)\b", re.M)
 
@@ -77,12 +101,132 @@ class MigrationResult:
         return self.mode == "error"
 
 
+class _Tree:
+    """One version of the module: its code and its metadata, resolved on first
+    use and shared by every rule that reads this version."""
+
+    def __init__(self, module: cst.Module, code: Optional[str] = None, parsed: bool = False):
+        self._module = module
+        self._code = code
+        self._names: Optional[frozenset] = None
+        self._wrapper: Optional[MetadataWrapper] = None
+        if parsed:
+            # straight from the parser, no node appears twice: no defensive copy
+            self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+
+    @property
+    def wrapper(self) -> MetadataWrapper:
+        if self._wrapper is None:
+            # a rule's output may hold one node in two places: LibCST's copy
+            self._wrapper = MetadataWrapper(self._module)
+            self._module = self._wrapper.module
+        return self._wrapper
+
+    @property
+    def module(self) -> cst.Module:
+        """The tree to hand to a rule (the wrapped one, so its metadata applies)."""
+        return self.wrapper.module
+
+    @property
+    def raw(self) -> cst.Module:
+        """The tree, without creating a wrapper."""
+        return self._module
+
+    @property
+    def code(self) -> str:
+        if self._code is None:
+            self._code = self._module.code
+        return self._code
+
+    @property
+    def names(self) -> frozenset:
+        """Every identifier spelled in the code (and some words of strings and comments)."""
+        if self._names is None:
+            self._names = identifiers(self.code)
+        return self._names
+
+
+@dataclass
+class _Memo:
+    tree: _Tree  # the input, kept alive while its id is a key
+    shared_before: dict
+    shared_after: dict
+    result: tuple
+
+
+class _Runner:
+    """Runs rules on trees for one file, remembering what each run gave.
+
+    A rule is not run on a file that spells none of the names it acts on
+    (:func:`migrate.screen.may_act`). A rule given a tree it already
+    transformed, with ``shared`` facts equal to those of that run, would do
+    exactly what it did then (rules are functions of the tree, the path and the
+    shared facts), so that result is returned and the shared facts are left as
+    that run left them.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self._memo: Dict[Tuple[type, int], _Memo] = {}
+
+    def run(self, rule: Type[Codemod], tree: _Tree, shared: Optional[dict] = None):
+        """(tree, findings, changes) of ``rule`` on ``tree``; the output is
+        ``tree`` itself when the rule left the code as it was."""
+        if not OPTIMIZED:
+            return self._alone(rule, tree, shared)
+        if not may_act(rule, tree.names):
+            return tree, [], []  # the file spells nothing the rule acts on
+        before = _snapshot(shared)
+        key = (rule, id(tree))
+        memo = self._memo.get(key)
+        if memo is not None and memo.tree is tree and before is not None \
+                and memo.shared_before == before:
+            if shared is not None and shared != memo.shared_after:
+                shared.clear()
+                shared.update(copy.deepcopy(memo.shared_after))
+            out, findings, changes = memo.result
+            return out, list(findings), list(changes)
+        context = CodemodContext(filename=self.path, wrapper=tree.wrapper)
+        if shared is not None:
+            context.scratch[SCRATCH_SHARED] = shared
+        context.scratch[SCRATCH_IDENTIFIERS] = tree.names
+        codemod = rule(context)
+        new = codemod.transform_module(tree.module)
+        if new is tree.module or isinstance(codemod, TapeshiftCodemod) and codemod.kept_tree():
+            out = tree  # the same code: no need to print it to compare
+        else:
+            code = new.code
+            out = tree if code == tree.code else _Tree(new, code)
+        findings, changes = findings_of(context), changes_of(context)
+        after = _snapshot(context.scratch.get(SCRATCH_SHARED, {}))
+        if before is not None and after is not None:
+            self._memo[key] = _Memo(tree, before, after, (out, tuple(findings), tuple(changes)))
+        return out, findings, changes
+
+    def _alone(self, rule: Type[Codemod], tree: _Tree, shared: Optional[dict]):
+        """The rule as LibCST runs a codemod on its own: on a copy of the tree,
+        every metadata provider resolved for it alone."""
+        context = CodemodContext(filename=self.path)
+        if shared is not None:
+            context.scratch[SCRATCH_SHARED] = shared
+        new = rule(context).transform_module(tree.raw)
+        return _Tree(new), findings_of(context), changes_of(context)
+
+
+def _snapshot(shared: Optional[dict]) -> Optional[dict]:
+    """A copy of the shared facts to compare later (None: they cannot be copied)."""
+    if shared is None:
+        return {}  # a rule run without shared facts sees an empty dict
+    try:
+        return copy.deepcopy(shared)
+    except Exception:
+        return None
+
+
 def _run(rule: Type[Codemod], module: cst.Module, path: str, shared: Optional[dict] = None):
-    context = CodemodContext(filename=path)
-    if shared is not None:
-        context.scratch[SCRATCH_SHARED] = shared
-    new = rule(context).transform_module(module)
-    return new, findings_of(context), changes_of(context)
+    """(module, findings, changes) of one rule on one tree, on its own."""
+    out, findings, changes = _Runner(path).run(rule, _Tree(module), shared)
+    return out.raw, findings, changes
 
 
 def _tf_import_position(source: str) -> Tuple[int, int]:
@@ -103,12 +247,13 @@ def _internal(path: str, exc: BaseException) -> Finding:
                         f"{type(exc).__name__}: {exc}")
 
 
-def _compat(module: cst.Module, source: str, path: str,
-            reasons: List[Finding]) -> MigrationResult:
+def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
+            runner: Optional[_Runner] = None) -> MigrationResult:
+    runner = runner or _Runner(path)
     try:
         # tf.contrib is gone from compat.v1 too: its slim parts move to tf_slim first
-        slimmed, contrib_findings, contrib_changes = _run(ContribToTfSlim, module, path)
-        new, findings, changes = _run(CompatFallback, slimmed, path)
+        slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
+        new, findings, changes = runner.run(CompatFallback, slimmed)
         output = new.code
         compile(output, path, "exec")
     except Exception as exc:  # a codemod bug must never break the file
@@ -138,12 +283,31 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; known: {list(OPTIONS)}")
-    checked = check_source(source, path, fix=fix)
-    if any(f.code == "TS100" for f in checked.findings):
-        return _migrate(source, path, mode, options)  # reports the parse error itself
+    _, problem = requested_fixes([fix])
+    if problem:
+        raise ValueError(problem)
+    try:
+        return _migrate_checked(source, path, mode, fix, options)
+    finally:
+        qualified_names.cache_clear()  # the file's trees are done with
+
+
+def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
+                     options: Sequence[str]) -> MigrationResult:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return _unparsable(source, path, exc)
+    # one parse and one metadata resolution serve the checks and the rules
+    tree = _Tree(module, source, parsed=True)
+    checked = check_module(module, source, path, fix=fix,
+                           wrapper=tree.wrapper if OPTIMIZED else None)
     fixed = {id(f) for f in checked.fixed}
     notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
-    result = _migrate(checked.output, path, mode, options)
+    if checked.changed:
+        result = _migrate(checked.output, path, mode, options)
+    else:
+        result = _migrate(source, path, mode, options, tree)
     fix_changes = tuple(
         Change(rule=f.code, path=f.path, line=f.line, column=f.column,
                description=f"{f.info.name} fixed ({f.info.summary}): numbers change, on purpose")
@@ -170,49 +334,58 @@ def _with_outcome(finding: Finding, fixed: bool) -> Finding:
     return finding
 
 
-def _migrate(source: str, path: str, mode: str, options: Sequence[str] = ()) -> MigrationResult:
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        hint = ""
-        if re.search(r"^\s*(print\s+[^\s(=]|exec\s+\S)", source, re.M) or "xrange(" in source:
-            hint = " (this looks like Python 2 code)"
-        finding = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
-                               f"does not parse as Python 3{hint}: {exc.message}")
-        return MigrationResult(path, source, source, "error", (finding,))
+def _unparsable(source: str, path: str, exc: cst.ParserSyntaxError) -> MigrationResult:
+    hint = ""
+    if re.search(r"^\s*(print\s+[^\s(=]|exec\s+\S)", source, re.M) or "xrange(" in source:
+        hint = " (this looks like Python 2 code)"
+    finding = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
+                           f"does not parse as Python 3{hint}: {exc.message}")
+    return MigrationResult(path, source, source, "error", (finding,))
+
+
+def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
+             tree: Optional[_Tree] = None) -> MigrationResult:
+    """``tree``: ``source`` already parsed (else it is parsed here)."""
+    if tree is None:
+        try:
+            tree = _Tree(cst.parse_module(source), source, parsed=True)
+        except cst.ParserSyntaxError as exc:
+            return _unparsable(source, path, exc)
     if "tensorflow" not in source:
         return MigrationResult(path, source, source, "unchanged")
+    runner = _Runner(path)
     if mode == "compat":
-        return _compat(module, source, path, [])
+        return _compat(tree, source, path, [], runner)
 
     # 0. the pre-rules rewrite the file; everything below reads their output
     #    (a fallback always starts again from the original)
-    original = module
+    original = tree
     findings: List[Finding] = []
     changes: List[Change] = []
     shared: dict = {option: True for option in options}
     try:
         for rule in PRE_TAPE_RULES:
-            module, f, c = _run(rule, module, path, shared)
+            tree, f, c = runner.run(rule, tree, shared)
             findings.extend(f)
             changes.extend(c)
     except Exception as exc:
-        return _compat(original, source, path, [*findings, _internal(path, exc)])
+        return _compat(original, source, path, [*findings, _internal(path, exc)], runner)
     # a later pre-rule may settle an earlier one's finding (the feeds rule wraps
     # slim model functions in make_template: TS118 no longer holds)
     findings = [f for f in findings if f.code not in shared.get("resolved", ())]
     if _blocks(findings):
         return _compat(original, source, path,
-                       [f for f in findings if f.severity is not Severity.INFO])
+                       [f for f in findings if f.severity is not Severity.INFO], runner)
     # the rules below report lines of the pre-rules' output: map them back
-    lines = LineMap(source, module.code) if module is not original else None
+    # (a tree the pre-rules left as it was maps onto itself)
+    lines = LineMap(source, tree.code) if tree is not original else None
 
     # 1. every rule on that source: what it would change, what it cannot convert
     #    (the first rule's run on it is also the first step of the chain)
     first = None
     try:
         for i, rule in enumerate((*TAPE_RULES, *TAPE_CHECKS)):
-            out, f, c = _run(rule, module, path, shared)
+            out, f, c = runner.run(rule, tree, shared)
             if i == 0:
                 first = out
             if lines is not None:
@@ -220,29 +393,30 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = ()) -> 
             findings.extend(f)
             changes.extend(c)
     except Exception as exc:
-        return _compat(original, source, path, [*findings, _internal(path, exc)])
+        return _compat(original, source, path, [*findings, _internal(path, exc)], runner)
     if _blocks(findings):
         reasons = [f for f in findings if f.severity is not Severity.INFO]
-        return _compat(original, source, path, reasons)
+        return _compat(original, source, path, reasons, runner)
 
-    # 2. the rules in turn, then checks on the result
+    # 2. the rules in turn, then checks on the result (a rule whose input is
+    #    still the tree of step 1 is not run again: the runner has its result)
     try:
         new = first
         leftover: List[Finding] = []
         for rule in TAPE_RULES[1:]:
-            new, f, _ = _run(rule, new, path, shared)
+            new, f, _ = runner.run(rule, new, shared)
             leftover.extend(f)
         for rule in TAPE_CHECKS_AFTER:
-            _, f, _ = _run(rule, new, path, shared)
+            _, f, _ = runner.run(rule, new, shared)
             leftover.extend(f)
         if lines is not None:
             leftover = lines.remap(leftover)
         output = new.code
         compile(output, path, "exec")
     except Exception as exc:
-        return _compat(original, source, path, [_internal(path, exc)])
+        return _compat(original, source, path, [_internal(path, exc)], runner)
     if _blocks(leftover):
-        return _compat(original, source, path, leftover)
+        return _compat(original, source, path, leftover, runner)
     if output == source:
         return MigrationResult(path, source, source, "unchanged", tuple(findings))
     # a statement copied into several step functions is reported once

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper
 
 from migrate.checks import (
     chain_rule,
@@ -20,9 +21,15 @@ from migrate.checks import (
     tape_misuse,
 )
 from migrate.checks._facts import Facts
+from migrate.codemods._base import qualified_names
 from migrate.findings import Finding, make_finding
+from migrate.screen import identifiers
 
 RULES = (chain_rule, split_bypass, eager_gradients, tape_misuse, override_map)
+#: Every rule reads a gradient: ``tf.gradients`` (TF1), ``tape.gradient`` /
+#: ``tape.jacobian`` (TF2) or ``gradient_override_map``. A file that spells
+#: none of these identifiers has nothing to report, and needs no analysis.
+TRIGGERS = frozenset({"gradients", "gradient", "jacobian", "gradient_override_map"})
 #: code -> rule module with a ``Fix`` transformer
 FIXES = {chain_rule.CODE: chain_rule}
 
@@ -67,11 +74,29 @@ def check_source(source: str, path: str = "<string>", fix: Sequence[str] = ()) -
         f = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
                          f"does not parse as Python 3: {exc.message}")
         return CheckResult(path, source, source, (f,))
+    try:
+        return check_module(module, source, path, fix)
+    finally:
+        qualified_names.cache_clear()  # let the tree go
+
+
+def check_module(module: cst.Module, source: str, path: str = "<string>",
+                 fix: Sequence[str] = (), wrapper: Optional[MetadataWrapper] = None) -> CheckResult:
+    """:func:`check_source` on ``module``, parsed from ``source`` by the caller.
+
+    ``wrapper``: a ``MetadataWrapper`` of ``module`` itself (no copy) whose
+    metadata the caller shares with other readers of the tree, as the
+    ``migrate`` pipeline does; by default the analysis makes its own.
+    """
+    _, problem = requested_fixes([fix])
+    if problem:
+        raise ValueError(problem)
     # every rule is about a gradient (tf.gradients, tape.gradient,
     # gradient_override_map): a file that never says so has nothing to report
-    if "tensorflow" not in source or "gradient" not in source:
+    if "tensorflow" not in source or "gradient" not in source \
+            or identifiers(source).isdisjoint(TRIGGERS):
         return CheckResult(path, source, source, ())
-    facts = Facts(module)
+    facts = Facts(module, wrapper, source)
     findings: List[Finding] = []
     for rule in RULES:
         findings.extend(rule.check(facts, path))
@@ -86,5 +111,5 @@ def check_source(source: str, path: str = "<string>", fix: Sequence[str] = ()) -
         output = new.code
         compile(output, path, "exec")
         fixed.extend(todo)
-        facts = Facts(cst.parse_module(output))
+        facts = Facts(cst.parse_module(output), source=output)
     return CheckResult(path, source, output, tuple(findings), tuple(fixed))

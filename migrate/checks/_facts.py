@@ -17,14 +17,16 @@ TensorFlow is recognised by qualified name (LibCST's ``QualifiedNameProvider``).
 
 from __future__ import annotations
 
+import ast
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
-from migrate.codemods._base import api_name, code_of
+from migrate.codemods._base import api_name, code_of, qualified_names
 
 Env = Dict[str, object]  # name -> expression, Unpacked or Opaque
 
@@ -76,11 +78,17 @@ class GradientSite:
 
 
 class Facts:
-    def __init__(self, module: cst.Module):
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    def __init__(self, module: cst.Module, wrapper: Optional[MetadataWrapper] = None,
+                 source: Optional[str] = None):
+        """``wrapper``: a MetadataWrapper of ``module`` itself whose metadata the
+        caller shares with other readers of the tree (by default, a new one);
+        ``source``: the module's code, when the caller has it."""
+        if wrapper is None or wrapper.module is not module:
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.wrapper = wrapper
+        self._source = source
         self.module = self.wrapper.module
-        self.qnames = self.wrapper.resolve(QualifiedNameProvider)
-        self.positions = self.wrapper.resolve(PositionProvider)
+        self.qnames = qualified_names(self.wrapper)
         self.products: List[Product] = []
         self.gradient_sites: List[GradientSite] = []
         self.tapes: List[TapeBinding] = []
@@ -88,6 +96,11 @@ class Facts:
         self.used_api: set = set()
         self._collect_api()
         self._walk(self.module.body, {}, tapes=(), in_fn=False, in_graph=False)
+
+    @property
+    def positions(self):
+        """Positions, computed when a rule first reports something."""
+        return self.wrapper.resolve(PositionProvider)
 
     # -- names -------------------------------------------------------------
     def _qualified(self, node: cst.CSTNode):
@@ -113,7 +126,9 @@ class Facts:
                 name = api_name(q.name)
                 if name:
                     self.used_api.add(name.split(".")[-1])
-        numpy_calls = m.findall(self.module, m.Call(func=m.Attribute(attr=m.Name("numpy"))))
+        numpy_calls = _calls_numpy_method(self._source)
+        if numpy_calls is None:
+            numpy_calls = m.findall(self.module, m.Call(func=m.Attribute(attr=m.Name("numpy"))))
         if numpy_calls:
             self.used_api.add(".numpy()")
 
@@ -293,6 +308,24 @@ class Facts:
                 return False
 
         node.visit(_V())
+
+
+def _calls_numpy_method(source: Optional[str]) -> Optional[bool]:
+    """Whether ``source`` calls a ``.numpy()`` method (``t.numpy()``), asked of
+    Python's own parser (a matcher over the CST takes many times longer);
+    None when the source is not known or Python cannot parse it."""
+    if source is None:
+        return None
+    if "numpy" not in source:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning: "is" with a literal ...
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "numpy" for n in ast.walk(tree))
 
 
 @dataclass(frozen=True, eq=False)

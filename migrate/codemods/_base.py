@@ -9,12 +9,14 @@ resolved by LibCST's scope analysis), never by the spelling ``tf.``. A name is
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Optional, Set
+import functools
+from contextlib import contextmanager
+from typing import Callable, Collection, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.codemod.visitors import RemoveImportsVisitor
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
@@ -24,6 +26,11 @@ SCRATCH_CHANGES = "tapeshift.changes"
 #: leaves facts for the later rules here (``step_functions``: the names of the
 #: functions the feeds rule generated; they hold eager training code on purpose).
 SCRATCH_SHARED = "tapeshift.shared"
+#: The identifiers spelled in the module being transformed (a set of strings), when
+#: the caller knows them (``migrate.pipeline`` does): a TensorFlow API name whose last
+#: part is spelled nowhere in the file cannot be one of its names, so ``is_tf`` can
+#: answer without resolving qualified names.
+SCRATCH_IDENTIFIERS = "tapeshift.identifiers"
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
@@ -52,11 +59,206 @@ def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+class _QualifiedNames(Mapping):
+    """``QualifiedNameProvider``'s metadata, each node's names computed when read.
+
+    LibCST's provider walks the whole tree once more after the scope analysis,
+    to store for every node a lazy ``scope.get_qualified_names_for(node)`` (an
+    empty set where the scope analysis gave the node no scope): a pass that
+    costs about as much as the scope analysis itself. This mapping makes that
+    same call for the nodes a rule asks about, and only for them. Nodes it does
+    not know (not in the tree) read as an empty set, as
+    ``get_metadata(QualifiedNameProvider, node, set())`` gives them.
+    """
+
+    def __init__(self, scopes: Mapping) -> None:
+        self._scopes = scopes
+        self._names: dict = {}
+
+    def __getitem__(self, node):
+        try:
+            return self._names[node]
+        except KeyError:
+            scope = self._scopes.get(node)
+            names = self._names[node] = scope.get_qualified_names_for(node) if scope else set()
+            return names
+
+    def get(self, node, default=None):
+        return self[node]
+
+    def __contains__(self, node) -> bool:
+        return True
+
+    def __iter__(self):
+        return iter(self._scopes)
+
+    def __len__(self) -> int:
+        return len(self._scopes)
+
+
+@functools.lru_cache(maxsize=8)  # by identity: the few trees of the file being migrated
+def qualified_names(wrapper: MetadataWrapper) -> Mapping:
+    """The qualified names of the nodes of ``wrapper.module``: what
+    ``wrapper.resolve(QualifiedNameProvider)`` gives, computed per node on demand
+    from the scope analysis (one mapping per wrapper, shared by its readers;
+    ``qualified_names.cache_clear()`` lets the trees go)."""
+    return _QualifiedNames(wrapper.resolve(ScopeProvider))
+
+
+class _OnDemand(Mapping):
+    """Metadata of a wrapper, each provider resolved the first time it is read.
+
+    Most rules read positions only when they report something, and some read no
+    qualified name at all in a file without the names they look for; resolving
+    every declared provider up front (what ``MetadataDependent.resolve`` does)
+    costs a scope analysis and a position pass per rule even then.
+    """
+
+    def __init__(self, wrapper: MetadataWrapper, providers: Collection) -> None:
+        self._wrapper = wrapper
+        self._providers = frozenset(providers)
+
+    def __getitem__(self, provider):
+        if provider not in self._providers:
+            raise KeyError(provider)
+        if provider is QualifiedNameProvider:
+            return qualified_names(self._wrapper)
+        return self._wrapper.resolve(provider)  # cached by the wrapper
+
+    def __contains__(self, provider) -> bool:
+        return provider in self._providers
+
+    def __iter__(self):
+        return iter(self._providers)
+
+    def __len__(self) -> int:
+        return len(self._providers)
+
+
+#: codemod class -> whether a method has a matcher decorator (``@m.visit``,
+#: ``@m.leave``, ``@m.call_if_inside``, ``@m.call_if_not_inside``)
+_DECORATED: dict = {}
+
+
 class TapeshiftCodemod(VisitorBasedCodemodCommand):
-    """Base class: TF name resolution and finding / change records."""
+    """Base class: TF name resolution and finding / change records.
+
+    Metadata is resolved on first use (:class:`_OnDemand`), on the wrapper the
+    caller put in ``context.wrapper`` when it wraps the very tree being
+    transformed: rules that read one tree in turn then share one scope analysis
+    and one position pass (``migrate.pipeline`` does this; LibCST alone deep-copies
+    the tree and resolves everything again for each codemod).
+    """
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
     RULE = "base"
+    #: Identifiers one of which a file must spell for this rule to change, report
+    #: or share anything (declared by the class itself, not inherited); the
+    #: pipeline does not run the rule on other files (``migrate.screen``). None:
+    #: always run it.
+    SCREEN_NAMES: Optional[FrozenSet[str]] = None
+    #: True when no method has a matcher decorator (``@m.visit``, ``@m.call_if_inside``
+    #: ...): LibCST's matcher bookkeeping on every node then changes nothing, and the
+    #: visit is dispatched as a plain ``CSTTransformer`` does it, hooks looked up once.
+    _plain = False
+    #: False: always dispatch through LibCST's matcher machinery (for tests).
+    PLAIN_DISPATCH = True
+
+    def __init__(self, context: CodemodContext) -> None:
+        decorated = _DECORATED.get(type(self))
+        if decorated is False and self.PLAIN_DISPATCH:
+            # what LibCST's MatcherDecoratableTransformer.__init__ leaves on an instance
+            # of a class without matcher decorators, without its look at every
+            # attribute (dir()) for them: over 10 ms per rule and file
+            Codemod.__init__(self, context)
+            self._matchers = {}
+            self._extra_visit_funcs = {}
+            self._extra_leave_funcs = {}
+        else:
+            super().__init__(context)
+            if decorated is None:  # decorators are on the class: the same for every instance
+                decorated = _DECORATED[type(self)] = bool(
+                    self._matchers or self._extra_visit_funcs or self._extra_leave_funcs)
+        self._plain = self.PLAIN_DISPATCH and not decorated
+        self._hooks: dict = {}
+        self._rewrote = False  # a leave method returned another node than it was given
+
+    def _hook(self, key, name: str):
+        try:
+            return self._hooks[key]
+        except KeyError:
+            hook = self._hooks[key] = getattr(self, name, None)
+            return hook
+
+    # -- dispatch (what CSTTransformer.on_visit & co. do, minus a getattr per node)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self._plain:
+            return super().on_visit(node)
+        kind = type(node)
+        hook = self._hook(("visit", kind), f"visit_{kind.__name__}")
+        return hook is None or hook(node) is not False
+
+    def on_leave(self, original_node, updated_node):
+        if not self._plain:
+            result = super().on_leave(original_node, updated_node)
+        else:
+            kind = type(original_node)
+            hook = self._hook(("leave", kind), f"leave_{kind.__name__}")
+            result = updated_node if hook is None else hook(original_node, updated_node)
+        if result is not updated_node:
+            self._rewrote = True
+        return result
+
+    def kept_tree(self) -> bool:
+        """After ``transform_module``: True when the visit certainly gave back the
+        tree it was given (no leave method replaced a node, LibCST only rebuilt
+        it), so its code is unchanged without printing it. False when it may
+        have changed: a node was replaced, imports were added or removed, or the
+        class overrides ``on_leave`` or the transform itself, which this cannot see."""
+        cls = type(self)
+        return (not self._rewrote
+                and cls.on_leave is TapeshiftCodemod.on_leave
+                and cls.transform_module_impl is VisitorBasedCodemodCommand.transform_module_impl
+                and cls.transform_module is VisitorBasedCodemodCommand.transform_module
+                and AddImportsVisitor.CONTEXT_KEY not in self.context.scratch
+                and RemoveImportsVisitor.CONTEXT_KEY not in self.context.scratch)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if not self._plain:
+            return super().on_visit_attribute(node, attribute)
+        kind = type(node)
+        hook = self._hook(("visit", kind, attribute), f"visit_{kind.__name__}_{attribute}")
+        if hook is not None:
+            hook(node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if not self._plain:
+            return super().on_leave_attribute(original_node, attribute)
+        kind = type(original_node)
+        hook = self._hook(("leave", kind, attribute), f"leave_{kind.__name__}_{attribute}")
+        if hook is not None:
+            hook(original_node)
+
+    # -- metadata -----------------------------------------------------------
+    @contextmanager
+    def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
+        self.metadata = _OnDemand(wrapper, self.get_inherited_dependencies())
+        try:
+            yield
+        finally:
+            self.metadata = {}
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        # LibCST's Codemod.transform_module gets the tree it transforms from here
+        # (by default: a deep copy of ``module`` in a new MetadataWrapper)
+        wrapper = self.context.wrapper
+        if wrapper is None or wrapper.module is not module:
+            with super()._handle_metadata_reference(module) as tree:
+                yield tree
+            return
+        with self.resolve(wrapper):
+            yield module
 
     # -- TensorFlow names -------------------------------------------------
     def tf_api_names(self, node: cst.CSTNode) -> Set[str]:
@@ -76,6 +278,9 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         return min(names) if names else None
 
     def is_tf(self, node: cst.CSTNode, *names: str) -> bool:
+        spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
+        if spelled is not None and not any(n.rpartition(".")[2] in spelled for n in names):
+            return False  # every part of an API name the file uses is spelled in it
         return bool(self.tf_api_names(node) & set(names))
 
     def is_tf_call(self, node: cst.CSTNode, *names: str) -> bool:

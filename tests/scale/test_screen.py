@@ -1,0 +1,228 @@
+"""The pipeline's shortcuts change no output.
+
+``migrate.pipeline`` shares one parse and one metadata resolution between the
+check analysis and the rules, remembers what a rule gave on a tree, and skips
+rules on files that spell none of the names they act on (``migrate.screen``).
+These tests hold it to the reference (``pipeline.OPTIMIZED = False``: every
+rule run as LibCST runs a codemod on its own) on the examples, the test data
+and every TensorFlow program written in the tests, and check each screen
+against the rule it stands for.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
+
+from migrate import checks, pipeline, screen
+from migrate.checks._facts import Facts
+from migrate.codemods._base import SCRATCH_SHARED, TapeshiftCodemod, qualified_names
+from migrate.codemods.tf1_only_table import TF1_ONLY
+
+ROOT = Path(__file__).resolve().parents[2]
+ALL_RULES = tuple(dict.fromkeys((*pipeline.PRE_TAPE_RULES, *pipeline.TAPE_RULES,
+                                 *pipeline.TAPE_CHECKS, *pipeline.TAPE_CHECKS_AFTER,
+                                 pipeline.CompatFallback)))
+
+
+def _programs():
+    """(name, source): example and data files, and the TensorFlow programs in the tests."""
+    out = []
+    for f in sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/*/data/*.py")]):
+        out.append((f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8")))
+    seen = set()
+    for f in sorted(ROOT.glob("tests/*/test_*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and "tensorflow" in node.value and "\n" in node.value):
+                continue
+            source = textwrap.dedent(node.value)
+            if source in seen:
+                continue
+            try:
+                cst.parse_module(source)
+            except cst.ParserSyntaxError:
+                continue
+            seen.add(source)
+            out.append((f"{f.relative_to(ROOT).as_posix()}:{node.lineno}", source))
+    return out
+
+
+PROGRAMS = _programs()
+
+
+def test_there_are_programs_to_compare():
+    assert len(PROGRAMS) > 100
+    assert any(name.startswith("examples/") for name, _ in PROGRAMS)
+
+
+def _outcome(result):
+    return result.output, result.mode, result.findings, result.changes
+
+
+#: legacy programs where every kind of rule has work: the shared metadata, the
+#: remembered runs and the screen all come into play
+LEGACY = [p for p in PROGRAMS if p[0] in (
+    "examples/reference_tf1.py", "examples/ddpg_tf1.py", "examples/slim_train_tf1.py",
+    "tests/migrate/data/survey_tf1.py")]
+
+
+@pytest.mark.parametrize("name, source", LEGACY, ids=[n for n, _ in LEGACY])
+def test_pipeline_matches_every_rule_run_alone(name, source, monkeypatch):
+    # the options change what the feeds rule writes, and so what the rules after it read
+    runs = [("tape", pipeline.OPTIONS if "feed_dict" in source else ())]
+    if "slim" in source:  # compat mode: the contrib rule's run is remembered
+        runs.append(("compat", ()))
+    fast = [_outcome(pipeline.migrate_source(source, name, mode, options=options))
+            for mode, options in runs]
+    monkeypatch.setattr(pipeline, "OPTIMIZED", False)
+    slow = [_outcome(pipeline.migrate_source(source, name, mode, options=options))
+            for mode, options in runs]
+    assert fast == slow
+
+
+@pytest.mark.parametrize("name, source", LEGACY[:1], ids=[n for n, _ in LEGACY[:1]])
+def test_plain_dispatch_is_libcst_s(name, source, monkeypatch):
+    """Rules without matcher decorators skip LibCST's matcher bookkeeping: same result."""
+    def run_all():
+        out = []
+        for rule in ALL_RULES:
+            context = pipeline.CodemodContext(filename=name)
+            context.scratch[SCRATCH_SHARED] = {}
+            code = rule(context).transform_module(cst.parse_module(source)).code
+            out.append((code, pipeline.findings_of(context), pipeline.changes_of(context)))
+        return out
+
+    fast = run_all()
+    monkeypatch.setattr(TapeshiftCodemod, "PLAIN_DISPATCH", False)
+    assert run_all() == fast
+
+
+SCREENED = [r for r in ALL_RULES if screen.triggers(r) is not None]
+
+
+def test_a_screened_rule_acts_only_where_its_names_are_spelled():
+    """Every screened rule, run on every program (options on): whatever it
+    changes, reports or shares, the program spells one of its trigger names."""
+    acted = {rule: 0 for rule in SCREENED}
+    evidence = [("compat.v1", ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n"
+                               "x = tf.compat.v1.add(1, 2)\n"))]
+    for name, source in [*evidence, *PROGRAMS]:
+        spelled = screen.identifiers(source)
+        # the screen matters where it skips a rule; the examples also show the
+        # rules at work (else this test could pass for a harness that runs nothing)
+        legacy = name.endswith("_tf1.py") or name == "compat.v1"
+        rules = [r for r in SCREENED if legacy or not screen.may_act(r, spelled)]
+        if not rules:
+            continue
+        tree = pipeline._Tree(cst.parse_module(source), source, parsed=True)
+        for rule in rules:
+            shared = {option: True for option in pipeline.OPTIONS}
+            context = pipeline.CodemodContext(filename=name, wrapper=tree.wrapper)
+            context.scratch[SCRATCH_SHARED] = shared
+            try:
+                new = rule(context).transform_module(tree.module).code
+            except Exception:  # the pipeline would report it: skipping the rule would not
+                new = None
+            if (new != source or pipeline.findings_of(context) or pipeline.changes_of(context)
+                    or set(shared) - set(pipeline.OPTIONS)):
+                acted[rule] += 1
+                assert not screen.triggers(rule).isdisjoint(spelled), (name, rule.__name__)
+    idle = [rule.__name__ for rule, n in acted.items() if not n]
+    assert not idle, f"{idle} did nothing on any program: the test proves nothing for them"
+
+
+def test_screen_names_come_from_the_rule_tables():
+    from migrate.codemods import feeds, renames, tf1_only
+    from migrate.codemods.compat_v1_imports import BEHAVIOUR_SWITCHES, CompatV1ToTF2Imports
+    from migrate.codemods.keras_optimizers import MAPPINGS
+
+    def last(name):
+        return name.rpartition(".")[2]
+
+    assert {last(k) for k in (*renames.RENAMES, *renames.CASTS)} <= screen.triggers(
+        renames.RenameTF1Names)
+    assert {"compat", *BEHAVIOUR_SWITCHES} <= screen.triggers(CompatV1ToTF2Imports)
+    assert set(feeds.SESSIONS) <= screen.triggers(feeds.FeedsToFunctions)
+    assert set(MAPPINGS) <= screen.triggers(pipeline.V1OptimizersToKeras)
+    left = screen.triggers(tf1_only.TF1OnlyNamesLeft)
+    assert {last(p) for p in TF1_ONLY} | tf1_only.GONE | tf1_only.EAGER_UNSUPPORTED <= left
+    assert {last(p) for p in TF1_ONLY - tf1_only.HANDLED} <= screen.triggers(tf1_only.TF1OnlyNames)
+    # a rule without a known set runs everywhere
+    assert screen.triggers(pipeline.SessionToEager) is None
+    assert screen.triggers(pipeline.CompatFallback) is None
+    assert screen.may_act(pipeline.SessionToEager, frozenset())
+
+
+def test_a_rule_can_declare_its_screen():
+    class Declared(TapeshiftCodemod):
+        SCREEN_NAMES = frozenset({"frobnicate"})
+
+    class Inherits(Declared):
+        pass
+
+    assert not screen.may_act(Declared, frozenset({"tf", "Session"}))
+    assert screen.may_act(Declared, frozenset({"frobnicate"}))
+    assert screen.triggers(Inherits) is None  # a subclass may act on other names
+
+
+def test_identifiers_include_words_of_strings_and_comments():
+    names = screen.identifiers("x = tf.gradients(y, 'Session')  # contrib\nä_1 = 2\n")
+    assert {"x", "tf", "gradients", "y", "Session", "contrib", "ä_1"} <= names
+    assert "2" not in names
+
+
+@pytest.mark.parametrize("name, source", [p for p in PROGRAMS if "gradient" in p[1]],
+                         ids=[n for n, s in PROGRAMS if "gradient" in s])
+def test_check_screen_skips_only_files_without_findings(name, source):
+    facts = Facts(cst.parse_module(source))
+    findings = [f for rule in checks.RULES for f in rule.check(facts, name)]
+    if findings:
+        assert not checks.TRIGGERS.isdisjoint(screen.identifiers(source)), name
+
+
+@pytest.mark.parametrize("name, source", [p for p in PROGRAMS if p[0].startswith(("examples/",
+                                                                               "tests/migrate/data"))],
+                         ids=lambda v: v if "/" in str(v)[:40] else "")
+def test_qualified_names_on_demand_are_libcst_s(name, source):
+    module = cst.parse_module(source)
+    libcst_names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+    ours = qualified_names(MetadataWrapper(module, unsafe_skip_copy=True))
+    for node, names in libcst_names.items():
+        names = names() if callable(names) else names
+        assert set(ours[node]) == set(names), (name, type(node).__name__)
+    assert set(ours) <= set(libcst_names)
+
+
+def test_facts_from_python_s_parser_are_the_matcher_s():
+    """Facts asks Python's parser for ``.numpy()`` calls when it has the source."""
+    for name, source in PROGRAMS:
+        if "numpy" not in source or checks.TRIGGERS.isdisjoint(screen.identifiers(source)):
+            continue
+        module = cst.parse_module(source)
+        assert Facts(module, source=source).used_api == Facts(module).used_api, name
+
+
+def test_rules_reading_one_tree_share_one_scope_analysis(monkeypatch):
+    """The scope analysis runs once for the checks and all the rules that read
+    the original tree (LibCST alone would run it once per rule)."""
+    source = (ROOT / "examples" / "reference_tf1.py").read_text(encoding="utf-8")
+    calls = []
+    resolve = MetadataWrapper.resolve
+
+    def counting(self, provider):
+        if provider is ScopeProvider and provider not in self._metadata:
+            calls.append(self)
+        return resolve(self, provider)
+
+    monkeypatch.setattr(MetadataWrapper, "resolve", counting)
+    result = pipeline.migrate_source(source, "reference_tf1.py")
+    assert result.mode == "tape"
+    # the original tree once, and each rewritten version of it at most once
+    assert len(calls) == len(set(map(id, calls)))
+    assert len(calls) <= 3
