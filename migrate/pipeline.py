@@ -35,8 +35,8 @@ from migrate.codemods._base import (
     SCRATCH_SHARED,
     TapeshiftCodemod,
     changes_of,
+    clear_tree_caches,
     findings_of,
-    qualified_names,
 )
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
@@ -289,7 +289,7 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     try:
         return _migrate_checked(source, path, mode, fix, options)
     finally:
-        qualified_names.cache_clear()  # the file's trees are done with
+        clear_tree_caches()  # the file's trees are done with
 
 
 def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],

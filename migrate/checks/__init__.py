@@ -21,7 +21,7 @@ from migrate.checks import (
     tape_misuse,
 )
 from migrate.checks._facts import Facts
-from migrate.codemods._base import qualified_names
+from migrate.codemods._base import clear_tree_caches
 from migrate.findings import Finding, make_finding
 from migrate.screen import identifiers
 
@@ -77,7 +77,7 @@ def check_source(source: str, path: str = "<string>", fix: Sequence[str] = ()) -
     try:
         return check_module(module, source, path, fix)
     finally:
-        qualified_names.cache_clear()  # let the tree go
+        clear_tree_caches()  # let the tree go
 
 
 def check_module(module: cst.Module, source: str, path: str = "<string>",

@@ -18,6 +18,7 @@ from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
+from migrate.codemods._starts import StartPositions
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
@@ -105,6 +106,19 @@ def qualified_names(wrapper: MetadataWrapper) -> Mapping:
     return _QualifiedNames(wrapper.resolve(ScopeProvider))
 
 
+@functools.lru_cache(maxsize=8)  # by identity, as qualified_names
+def start_positions(wrapper: MetadataWrapper) -> StartPositions:
+    """Where the nodes of ``wrapper.module`` start (what ``PositionProvider``'s
+    ``.start`` gives), printed once per wrapper, shared by its readers."""
+    return StartPositions(wrapper.module)
+
+
+def clear_tree_caches() -> None:
+    """Let the trees of the file just migrated go (the per-wrapper caches)."""
+    qualified_names.cache_clear()
+    start_positions.cache_clear()
+
+
 class _OnDemand(Mapping):
     """Metadata of a wrapper, each provider resolved the first time it is read.
 
@@ -182,6 +196,7 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         self._plain = self.PLAIN_DISPATCH and not decorated
         self._hooks: dict = {}
         self._rewrote = False  # a leave method returned another node than it was given
+        self._starts_wrapper: Optional[MetadataWrapper] = None
 
     def _hook(self, key, name: str):
         try:
@@ -243,10 +258,12 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     @contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
         self.metadata = _OnDemand(wrapper, self.get_inherited_dependencies())
+        self._starts_wrapper = wrapper
         try:
             yield
         finally:
             self.metadata = {}
+            self._starts_wrapper = None
 
     @contextmanager
     def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
@@ -293,6 +310,13 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
 
     # -- records ----------------------------------------------------------
     def position(self, node: cst.CSTNode):
+        """(line, column) where ``node`` starts, both from 1; (0, 0) when not in the tree."""
+        if self._starts_wrapper is not None:  # shared metadata: the cheaper print
+            try:
+                line, column = start_positions(self._starts_wrapper).line_column(node)
+            except KeyError:
+                return 0, 0
+            return line, column + 1
         try:
             start = self.get_metadata(PositionProvider, node).start
             return start.line, start.column + 1
