@@ -14,7 +14,7 @@ from typing import Optional
 
 import libcst as cst
 
-from migrate.codemods._base import TapeshiftCodemod, code_of
+from migrate.codemods._base import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
 
 _V1 = "tensorflow.compat.v1"
 
@@ -36,16 +36,20 @@ class CompatFallback(TapeshiftCodemod):
         self._add_name_to: Optional[cst.ImportFrom] = None
 
     def visit_Module(self, node: cst.Module) -> bool:
-        class _V(cst.CSTVisitor):
-            pass
-
         owner = self
         first_tf_stmt = None
         alias = None
         from_stmt = None
 
+        # imports are statements: expressions need a look only for a
+        # disable_v2_behavior() call, in a file that spells that name at all
+        spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
+        calls = spelled is None or "disable_v2_behavior" in spelled
+
         def walk(n, stack):
             nonlocal first_tf_stmt, alias, from_stmt
+            if isinstance(n, cst.BaseExpression) and not calls:
+                return
             if isinstance(n, cst.Call) and owner.is_tf(n.func, "disable_v2_behavior"):
                 owner._has_disable = True
             if isinstance(n, cst.Import):

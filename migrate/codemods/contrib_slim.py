@@ -11,13 +11,13 @@ rewrite must not repeat.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
-from migrate.codemods._base import TapeshiftCodemod, code_of
+from migrate.codemods._base import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
 from migrate.codemods.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from migrate.contrib import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 
@@ -169,7 +169,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             return updated_node  # tape form already: model functions share their variables
         if self._slim_used or _imports_tf_slim(original_node):
             note = ""
-            if "batch_norm" in original_node.code:
+            if spells(self.context, original_node, "batch_norm"):
                 note = ("; tf-slim 1.1.0's batch_norm fails on TensorFlow >= 2.16 as shipped "
                         "(call compat.slim.install_tf_slim_fixes() first, as run-legacy does)")
             self.report("TS118", original_node, "uses tf-slim: install it (pip install tf-slim); "
@@ -188,20 +188,46 @@ class ContribToTfSlim(TapeshiftCodemod):
                 if isinstance(value, cst.Call) and self.is_tf(value.func, "make_template") \
                         and len(value.args) > 1 and isinstance(value.args[1].value, cst.Name):
                     wrapped.add(value.args[1].value.value)
-        owner = self
-        outside = False
+        return bool(wrapped) and slim_calls_only_in(
+            self, module, lambda fn: fn.name.value in wrapped)
 
-        class _V(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node.name.value not in wrapped
 
-            def visit_Call(self, call: cst.Call) -> None:
-                nonlocal outside
-                qualified = owner.get_metadata(QualifiedNameProvider, call.func, set())
-                outside = outside or any(q.name.startswith("tf_slim.") for q in qualified)
+def slim_calls_only_in(rule: TapeshiftCodemod, module: cst.Module,
+                       inside: Callable[[cst.FunctionDef], bool]) -> bool:
+    """No tf-slim call in ``module`` outside the functions ``inside`` accepts
+    (``arg_scope`` aside: a context manager that runs as well in eager code)."""
+    outside = False
 
-        module.visit(_V())
-        return bool(wrapped) and not outside
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return not inside(node)
+
+        def visit_Call(self, call: cst.Call) -> bool:
+            nonlocal outside
+            outside = outside or is_slim_call(rule, call)
+            return not outside
+
+    module.visit(_V())
+    return not outside
+
+
+def is_slim_call(rule: TapeshiftCodemod, call: cst.Call) -> bool:
+    """``call`` calls a tf-slim function other than ``arg_scope``."""
+    try:
+        qualified = rule.get_metadata(QualifiedNameProvider, call.func, set())
+    except KeyError:
+        return False
+    return any(q.name.startswith("tf_slim.") and not q.name.endswith("arg_scope")
+               for q in qualified)
+
+
+def spells(context, module: cst.Module, text: str) -> bool:
+    """``text`` (a run of word characters) appears in the module's code; told from
+    the identifiers the pipeline lists, when it does (no second print of the tree)."""
+    spelled = context.scratch.get(SCRATCH_IDENTIFIERS)
+    if spelled is None:
+        return text in module.code
+    return any(text in word for word in spelled)
 
 
 def _imports_tf_slim(module: cst.Module) -> bool:

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import (
     VARIABLE_MAKERS,
@@ -50,6 +49,7 @@ from migrate.codemods._base import (
     tf_module_alias,
 )
 from migrate.codemods._dataflow import Stmt, backward_slice, block_info, names_of
+from migrate.codemods.contrib_slim import is_slim_call, slim_calls_only_in, spells
 
 #: the option (in the shared scratch of one migration) that makes each step
 #: function a ``tf.function``: it returns tensors, ``numpy_values`` converts them
@@ -198,7 +198,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         taken = all_names(module)
         self._new_body = self._rewrite(body, index, runs, steps, taken)
         self.shared.setdefault("step_functions", set()).update(s.name for s in steps)
-        if self._slim_only_in_templates(module) and "batch_norm" not in module.code:
+        if self._slim_only_in_templates(module) and not spells(self.context, module, "batch_norm"):
             # (tf-slim 1.1.0's batch_norm fails on TF >= 2.16 in any mode: TS118 says how)
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies
             self.shared.setdefault("resolved", set()).add("TS118")
@@ -339,27 +339,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
     def _slim_only_in_templates(self, module: cst.Module) -> bool:
         """Every tf-slim layer call sits in a function wrapped in make_template."""
         wrapped = {id(self._builders[t]) for t in self._templates}
-        owner = self
-        outside = False
-
-        class _V(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return id(node) not in wrapped
-
-            def visit_Call(self, call: cst.Call) -> None:
-                nonlocal outside
-                outside = outside or owner._slim_call(call)
-
-        module.visit(_V())
-        return bool(wrapped) and not outside
-
-    def _slim_call(self, call: cst.Call) -> bool:
-        try:
-            qualified = self.get_metadata(QualifiedNameProvider, call.func, set())
-        except KeyError:
-            return False
-        return any(q.name.startswith("tf_slim.") and not q.name.endswith("arg_scope")
-                   for q in qualified)
+        return bool(wrapped) and slim_calls_only_in(self, module, lambda fn: id(fn) in wrapped)
 
     def _builder(self, node: cst.FunctionDef) -> None:
         """Note a function that creates variables through variable scopes (tf-slim
@@ -372,7 +352,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             def visit_Call(self, call: cst.Call) -> None:
                 nonlocal makes, plain
                 name = owner.tf_api_name(call.func) or ""
-                if owner._slim_call(call) or name == "get_variable" \
+                if is_slim_call(owner, call) or name == "get_variable" \
                         or name.startswith("layers."):
                     makes = True
                 elif name in VARIABLE_MAKERS:
@@ -446,7 +426,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 self._bail("TS107", call, f"`{call.func.value}` creates a tf.Variable at every "
                            "call (make_template shares only variables made through variable "
                            "scopes: get_variable, tf-slim layers): not converted")
-            if self._slim_call(call):
+            if is_slim_call(self, call):
                 self._bail("TS107", call, f"`{code_of(call.func)}` creates variables from a fed "
                            "value outside a model function; put the layers in a function (the "
                            "codemod then shares its variables with tf.compat.v1.make_template)")

@@ -83,3 +83,45 @@ def test_table_matches_the_installed_tf_slim():
 
     assert TF_SLIM == {n for n in dir(tf_slim) if not n.startswith("_")}
     assert TF_SLIM_LAYERS == {n for n in dir(layers) if not n.startswith("_")}
+
+
+TAPE_FORM_SLIM = """\
+import tensorflow as tf
+import tf_slim as slim
+
+
+def model(inputs):
+    return slim.fully_connected(inputs, 3, scope="fc")
+
+
+model = tf.compat.v1.make_template("model", model)
+{extra}print(model(tf.zeros([2, 4])))
+"""
+
+
+@pytest.mark.parametrize("extra, kept", [
+    ("", True),
+    # arg_scope is a context manager: it runs in eager code as well
+    ("with slim.arg_scope([slim.fully_connected], activation_fn=None):\n    pass\n", True),
+    # a layer outside the template creates new variables at every call
+    ("extra = slim.fully_connected(tf.zeros([2, 4]), 3)\n", False),
+])
+def test_tf_slim_file_in_tape_form_stays_so_unless_a_layer_is_outside_a_template(extra, kept):
+    src = TAPE_FORM_SLIM.format(extra=extra)
+    r = migrate_source(src, "t.py")
+    codes = [f.code for f in r.findings]
+    if kept:
+        assert r.mode == "unchanged" and "TS118" not in codes
+    else:
+        assert r.mode == "compat" and "TS118" in codes
+        assert "batch_norm" not in next(f.message for f in r.findings if f.code == "TS118")
+
+
+def test_ts118_names_the_batch_norm_fix_only_when_the_file_spells_batch_norm():
+    src = dedent("""\
+        import tensorflow as tf
+        slim = tf.contrib.slim
+        net = slim.batch_norm(tf.zeros([2, 3]))
+    """)
+    message = next(f.message for f in migrate_source(src, "b.py").findings if f.code == "TS118")
+    assert "install_tf_slim_fixes" in message
