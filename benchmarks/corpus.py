@@ -12,7 +12,8 @@ on each tree and on both together:
   (the default) runs it with ``--jobs`` once the CLI has that flag (seen in
   ``--help``) and, until then, only with ``--cli always``;
 * LibCST's own floor on the same workers: parse and print every file back
-  (the least any LibCST codemod does), then parse and resolve the scope
+  (the least any LibCST codemod does); parse, run one transformer that changes
+  nothing and print (what each rule pass adds); parse and resolve the scope
   analysis that qualified names need (the least a rule matching TensorFlow by
   qualified name does), timed.
 
@@ -164,8 +165,13 @@ def run_tapeshift(tree: Path, out: Path, jobs: int, cache_dir: Path):
                 codes=codes, modes=modes, changed=len(changed))
 
 
-def libcst_floor_job(path: str, scopes: bool) -> bool:
-    """Parse one file with LibCST, then print it back or resolve its scope analysis."""
+FLOORS = ("codegen", "pass", "scopes")
+
+
+def libcst_floor_job(path: str, kind: str) -> bool:
+    """Parse one file with LibCST, then: print it back ("codegen"); run one
+    transformer that changes nothing over it and print it ("pass": the least one
+    rule costs); or resolve its scope analysis ("scopes")."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper, ScopeProvider
 
@@ -174,24 +180,26 @@ def libcst_floor_job(path: str, scopes: bool) -> bool:
         module = cst.parse_module(text)
     except Exception:  # what tapeshift reports as TS100 costs it no more
         return False
-    if scopes:
+    if kind == "scopes":
         MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    elif kind == "pass":
+        module.visit(cst.CSTTransformer()).code
     else:
         module.code
     return True
 
 
-def run_libcst_floor(files: List[Path], jobs: int) -> Tuple[float, float]:
-    """Wall seconds, on ``jobs`` workers, for parse + codegen and for parse + scopes."""
+def run_libcst_floor(files: List[Path], jobs: int) -> Dict[str, float]:
+    """Wall seconds, on ``jobs`` workers, of each of :data:`FLOORS`."""
     order = sorted(range(len(files)), key=lambda i: -files[i].stat().st_size)
-    out = []
-    for scopes in (False, True):
-        job = functools.partial(libcst_floor_job, scopes=scopes)
+    out = {}
+    for kind in FLOORS:
+        job = functools.partial(libcst_floor_job, kind=kind)
         t0 = time.perf_counter()
         run_tree([str(f) for f in files], job, jobs=jobs, on_crash=lambda item, exc: False,
                  order=order)
-        out.append(time.perf_counter() - t0)
-    return out[0], out[1]
+        out[kind] = time.perf_counter() - t0
+    return out
 
 
 def cli_has_jobs() -> bool:
@@ -273,16 +281,17 @@ def main(argv=None) -> int:
         print(f"{name}: slowest files (s): " + ", ".join(f"{p} {t:.1f}" for t, p in ts["slowest"])
               + f"; cache misses on rerun: {ts['misses']}")
     print(f"\nLibCST alone on the same {args.jobs} worker(s), wall s (tf_upgrade_v2 s for scale):")
-    print("| package | tf_upgrade_v2 | parse + codegen | parse + scope analysis | tapeshift |")
-    print("|---|---|---|---|---|")
+    print("| package | tf_upgrade_v2 | parse + codegen | parse + one no-op transformer pass + codegen "
+          "| parse + scope analysis | tapeshift |")
+    print("|---|---|---|---|---|---|")
     for name, n, lines, tf_s, tf_fail, tf_bad, ts, cli in rows:
-        codegen, scopes = ts["floor"]
-        print(f"| {name} | {tf_s:.1f} | {codegen:.1f} | {scopes:.1f} | {ts['cold']:.1f} |")
+        floor = ts["floor"]
+        print(f"| {name} | {tf_s:.1f} | {floor['codegen']:.1f} | {floor['pass']:.1f} "
+              f"| {floor['scopes']:.1f} | {ts['cold']:.1f} |")
     if len(rows) > 1:
-        codegen = sum(r[6]["floor"][0] for r in rows)
-        scopes = sum(r[6]["floor"][1] for r in rows)
-        print(f"| total | {sum(r[3] for r in rows):.1f} | {codegen:.1f} | {scopes:.1f} "
-              f"| {sum(r[6]['cold'] for r in rows):.1f} |")
+        total = {k: sum(r[6]["floor"][k] for r in rows) for k in FLOORS}
+        print(f"| total | {sum(r[3] for r in rows):.1f} | {total['codegen']:.1f} | {total['pass']:.1f} "
+              f"| {total['scopes']:.1f} | {sum(r[6]['cold'] for r in rows):.1f} |")
     print("\nFindings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(all_codes.items())))
     print("Targets: crashes 0, fail to compile 0, idempotence failures 0, ratio <= 0.50, "
           "cached ratio <= 0.05")
