@@ -10,6 +10,7 @@ resolved by LibCST's scope analysis), never by the spelling ``tf.``. A name is
 from __future__ import annotations
 
 import functools
+import re
 from contextlib import contextmanager
 from typing import Callable, Collection, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set
 
@@ -18,6 +19,7 @@ from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
+from migrate.codemods._names import import_qualified_names
 from migrate.codemods._starts import StartPositions
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
@@ -32,6 +34,9 @@ SCRATCH_SHARED = "tapeshift.shared"
 #: part is spelled nowhere in the file cannot be one of its names, so ``is_tf`` can
 #: answer without resolving qualified names.
 SCRATCH_IDENTIFIERS = "tapeshift.identifiers"
+
+#: False: qualified names always come from LibCST's scope analysis (for tests).
+FAST_NAMES = True
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
@@ -100,9 +105,17 @@ class _QualifiedNames(Mapping):
 @functools.lru_cache(maxsize=8)  # by identity: the few trees of the file being migrated
 def qualified_names(wrapper: MetadataWrapper) -> Mapping:
     """The qualified names of the nodes of ``wrapper.module``: what
-    ``wrapper.resolve(QualifiedNameProvider)`` gives, computed per node on demand
-    from the scope analysis (one mapping per wrapper, shared by its readers;
-    ``qualified_names.cache_clear()`` lets the trees go)."""
+    ``wrapper.resolve(QualifiedNameProvider)`` gives (one mapping per wrapper,
+    shared by its readers; ``clear_tree_caches()`` lets the trees go).
+
+    Where the file's TensorFlow aliases can only mean their imports, from
+    those imports alone (:mod:`migrate.codemods._names`: the TensorFlow and
+    tf-slim names, all the rules read); else computed per node on demand from
+    LibCST's scope analysis."""
+    if FAST_NAMES:
+        names = import_qualified_names(wrapper.module, start_positions(wrapper))
+        if names is not None:
+            return names
     return _QualifiedNames(wrapper.resolve(ScopeProvider))
 
 
@@ -147,6 +160,22 @@ class _OnDemand(Mapping):
 
     def __len__(self) -> int:
         return len(self._providers)
+
+
+_ATTRIBUTE_HOOK = re.compile(r"^(visit|leave)_[A-Z][A-Za-z]*_[a-z_]+$")
+
+
+@functools.lru_cache(maxsize=None)
+def _has_attribute_hooks(cls: type) -> bool:
+    """``cls`` has a ``visit_<Node>_<field>`` / ``leave_<Node>_<field>`` method of
+    its own (LibCST's visitor classes declare them all, doing nothing)."""
+    return any(_ATTRIBUTE_HOOK.match(name)
+               for klass in cls.__mro__ if not klass.__module__.startswith("libcst")
+               for name in vars(klass))
+
+
+def _no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
+    return None
 
 
 #: codemod class -> whether a method has a matcher decorator (``@m.visit``,
@@ -194,6 +223,9 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
                 decorated = _DECORATED[type(self)] = bool(
                     self._matchers or self._extra_visit_funcs or self._extra_leave_funcs)
         self._plain = self.PLAIN_DISPATCH and not decorated
+        if self._plain and not _has_attribute_hooks(type(self)):
+            # LibCST calls these around every child of every node: most rules have no use
+            self.on_visit_attribute = self.on_leave_attribute = _no_attribute_hook
         self._hooks: dict = {}
         self._rewrote = False  # a leave method returned another node than it was given
         self._starts_wrapper: Optional[MetadataWrapper] = None

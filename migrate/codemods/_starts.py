@@ -1,5 +1,7 @@
 """Where each node starts: ``PositionProvider``'s ``.start``, for a fifth of its cost.
 
+(The same print also gives the module's code and its label names, below.)
+
 Findings and changes name the line and column a node starts at, nothing else.
 LibCST's ``PositionProvider`` prints the module once with a codegen state that
 builds a ``CodeRange`` of two ``CodePosition`` dataclasses for every node and
@@ -30,6 +32,7 @@ class _StartsState(CodegenState):
 
     offset: int = 0
     starts: Dict[cst.CSTNode, int] = field(default_factory=dict)
+    labels: List[cst.Name] = field(default_factory=list)
     _stack: List[int] = field(default_factory=list)
 
     def add_indent_tokens(self) -> None:
@@ -43,6 +46,11 @@ class _StartsState(CodegenState):
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         self._stack.append(self.offset)
+        kind = type(node)
+        if kind is cst.Attribute:
+            self.labels.append(node.attr)
+        elif kind is cst.Arg and node.keyword is not None:
+            self.labels.append(node.keyword)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
@@ -68,11 +76,22 @@ class StartPositions:
                              default_newline=module.default_newline)
         module._codegen(state)
         self._starts = state.starts
-        code = "".join(state.tokens)
-        self._lines = [0] + [m.end() for m in NEWLINE_RE.finditer(code)]
+        #: the module's code (printed here anyway)
+        self.code = "".join(state.tokens)
+        #: ids of the Name nodes that label rather than refer (``x.attr``,
+        #: ``f(keyword=...)``), which LibCST's scope analysis never visits: seen
+        #: on the way, so that ``_names`` need not walk the tree for them
+        self.labels = frozenset(id(name) for name in state.labels)
+        self._lines = [0] + [m.end() for m in NEWLINE_RE.finditer(self.code)]
 
     def __contains__(self, node: cst.CSTNode) -> bool:
         return node in self._starts
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._starts)
+
+    def __len__(self) -> int:
+        return len(self._starts)
 
     def line_column(self, node: cst.CSTNode) -> Tuple[int, int]:
         """(line, column) as ``PositionProvider`` gives them: line from 1, column from 0.

@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from migrate.codemods._base import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
+from migrate.codemods._statements import statement_children
 
 _V1 = "tensorflow.compat.v1"
 
@@ -48,8 +49,6 @@ class CompatFallback(TapeshiftCodemod):
 
         def walk(n, stack):
             nonlocal first_tf_stmt, alias, from_stmt
-            if isinstance(n, cst.BaseExpression) and not calls:
-                return
             if isinstance(n, cst.Call) and owner.is_tf(n.func, "disable_v2_behavior"):
                 owner._has_disable = True
             if isinstance(n, cst.Import):
@@ -76,7 +75,7 @@ class CompatFallback(TapeshiftCodemod):
                                 alias = code_of(a.asname.name) if a.asname else "v1"
                 return
             stack.append(n)
-            for c in n.children:
+            for c in (n.children if calls else statement_children(n)):
                 walk(c, stack)
             stack.pop()
 

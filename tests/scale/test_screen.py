@@ -21,7 +21,10 @@ from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvide
 
 from migrate import checks, pipeline, screen
 from migrate.checks._facts import Facts
+from migrate.codemods import _base as base
 from migrate.codemods._base import SCRATCH_SHARED, TapeshiftCodemod, qualified_names
+from migrate.codemods._names import PACKAGES, import_qualified_names
+from migrate.codemods._starts import StartPositions
 from migrate.codemods.tf1_only_table import TF1_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +104,23 @@ def test_plain_dispatch_is_libcst_s(name, source, monkeypatch):
     fast = run_all()
     monkeypatch.setattr(TapeshiftCodemod, "PLAIN_DISPATCH", False)
     assert run_all() == fast
+
+
+def test_attribute_hooks_still_run_in_plain_dispatch():
+    """Plain dispatch drops LibCST's per-child attribute calls only for rules
+    without ``visit_<Node>_<field>`` methods."""
+    seen = []
+
+    class Hooked(TapeshiftCodemod):
+        def visit_Call_func(self, node: cst.Call) -> None:
+            seen.append(("visit", cst.Module([]).code_for_node(node.func)))
+
+        def leave_Call_args(self, node: cst.Call) -> None:
+            seen.append(("leave", len(node.args)))
+
+    module = cst.parse_module("f(1, 2)\ng.h()\n")
+    Hooked(pipeline.CodemodContext()).transform_module(module)
+    assert seen == [("visit", "f"), ("leave", 2), ("visit", "g.h"), ("leave", 0)]
 
 
 SCREENED = [r for r in ALL_RULES if screen.triggers(r) is not None]
@@ -189,7 +209,8 @@ def test_check_screen_skips_only_files_without_findings(name, source):
 @pytest.mark.parametrize("name, source", [p for p in PROGRAMS if p[0].startswith(("examples/",
                                                                                "tests/migrate/data"))],
                          ids=lambda v: v if "/" in str(v)[:40] else "")
-def test_qualified_names_on_demand_are_libcst_s(name, source):
+def test_qualified_names_on_demand_are_libcst_s(name, source, monkeypatch):
+    monkeypatch.setattr(base, "FAST_NAMES", False)  # the scope analysis path, every name
     module = cst.parse_module(source)
     libcst_names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
     ours = qualified_names(MetadataWrapper(module, unsafe_skip_copy=True))
@@ -197,6 +218,32 @@ def test_qualified_names_on_demand_are_libcst_s(name, source):
         names = names() if callable(names) else names
         assert set(ours[node]) == set(names), (name, type(node).__name__)
     assert set(ours) <= set(libcst_names)
+
+
+@pytest.mark.parametrize("name, source", PROGRAMS, ids=lambda v: v if "/" in str(v)[:40] else "")
+def test_qualified_names_from_imports_are_libcst_s_tensorflow_names(name, source):
+    """Where the fast path answers, every node's TensorFlow / tf-slim names are
+    LibCST's; where it declines, the scope analysis answers."""
+    module = cst.parse_module(source)
+    libcst_names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    fast = import_qualified_names(module, StartPositions(module))
+    ours = qualified_names(wrapper)
+    assert (fast is None) == isinstance(ours, base._QualifiedNames)
+    for node, names in libcst_names.items():
+        names = names() if callable(names) else names
+        want = {q for q in names if q.name.split(".")[0] in PACKAGES}
+        assert {q for q in ours[node] if q.name.split(".")[0] in PACKAGES} == want, \
+            (name, type(node).__name__, module.code_for_node(node)[:60])
+    for node in StartPositions(module):  # nodes LibCST gives no scope read as empty
+        if node not in libcst_names:
+            assert not ours[node], (name, type(node).__name__)
+
+
+def test_most_programs_take_the_fast_path():
+    declined = [name for name, source in PROGRAMS
+                if import_qualified_names(m := cst.parse_module(source), StartPositions(m)) is None]
+    assert len(declined) < len(PROGRAMS) / 10, declined
 
 
 def test_facts_from_python_s_parser_are_the_matcher_s():
