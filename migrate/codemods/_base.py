@@ -206,6 +206,9 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     _plain = False
     #: False: always dispatch through LibCST's matcher machinery (for tests).
     PLAIN_DISPATCH = True
+    #: True: the rule changes and reports statements only, so the visit does not
+    #: go into expressions (most of a tree's nodes).
+    STATEMENTS_ONLY = False
 
     def __init__(self, context: CodemodContext) -> None:
         decorated = _DECORATED.get(type(self))
@@ -239,6 +242,8 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
 
     # -- dispatch (what CSTTransformer.on_visit & co. do, minus a getattr per node)
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.STATEMENTS_ONLY and isinstance(node, cst.BaseExpression):
+            return False
         if not self._plain:
             return super().on_visit(node)
         kind = type(node)

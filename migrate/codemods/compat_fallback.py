@@ -27,6 +27,7 @@ def _dotted(text: str) -> cst.BaseExpression:
 class CompatFallback(TapeshiftCodemod):
     DESCRIPTION = "Run the file on tensorflow.compat.v1 with v2 behaviour disabled (keeps graph semantics)."
     RULE = "compat"
+    STATEMENTS_ONLY = True  # imports, and a statement after them
 
     def __init__(self, context) -> None:
         super().__init__(context)

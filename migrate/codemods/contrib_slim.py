@@ -54,6 +54,12 @@ class ContribToTfSlim(TapeshiftCodemod):
         self._as_import = {}  # `slim = tf.contrib.slim` statement -> (module, bound name)
 
     # -- `slim = tf.contrib.slim` becomes `import tf_slim as slim` ------------
+    def visit_Module(self, node: cst.Module) -> bool:
+        # every tf.contrib reference, import or alias spells "contrib": without it
+        # only leave_Module has anything to do (TS118 for a file using tf_slim)
+        spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
+        return spelled is None or "contrib" in spelled
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign):
             return
