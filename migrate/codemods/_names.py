@@ -22,8 +22,8 @@ TensorFlow alias could mean anything else somewhere:
   another package);
 * the alias is spelled before its last import (LibCST resolves a module-level
   reference to the imports that precede it only);
-* the file may have a ``match`` statement (told from the text: a line that
-  starts with the word ``match`` costs the full analysis);
+* the file has a ``match`` statement (its patterns bind and hold names LibCST
+  gives no scope);
 * the text is not what this Python parses.
 
 Nodes in import statements, attribute and keyword names (``x.tf``,
@@ -35,7 +35,6 @@ node's answer with LibCST's.
 from __future__ import annotations
 
 import ast
-import re
 import symtable
 import warnings
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
@@ -63,9 +62,10 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
         return _Names(GlobalScope(), frozenset(), frozenset(), starts)
     if any(bound in aliases for bound, _, package in imports if not package):
         return None  # an alias also bound by another package's import
-    if not _only_imported(code, aliases) or _MATCH.search(code):
+    if not _only_imported(code, aliases):
         return None
-    if not _spelled_after_imports(code, aliases):
+    tree = _parse(code, ast.parse)
+    if tree is None or _has_match(tree) or not _spelled_after_imports(tree, aliases):
         return None
     scope = GlobalScope()
     inside: Set[int] = set()
@@ -197,15 +197,22 @@ def _only_imported(code: str, aliases: Set[str]) -> bool:
     return True
 
 
-#: a match statement (its patterns hold names LibCST gives no scope)
-_MATCH = re.compile(r"^[ \t]*match\b", re.M)
+def _has_match(tree: ast.Module) -> bool:
+    """A ``match`` statement anywhere (its patterns hold names LibCST gives no scope)."""
+    stack: List[ast.AST] = list(tree.body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, ast.Match):
+            return True
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            value = getattr(statement, field, None)
+            if isinstance(value, list):
+                stack.extend(value)
+    return False
 
 
-def _spelled_after_imports(code: str, aliases: Set[str]) -> bool:
+def _spelled_after_imports(tree: ast.Module, aliases: Set[str]) -> bool:
     """No alias is read, anywhere, before the end of the last import binding it."""
-    tree = _parse(code, ast.parse)
-    if tree is None:
-        return False
     last: Dict[str, Tuple[int, int]] = {}
     for node in _module_level(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):

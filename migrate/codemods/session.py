@@ -243,7 +243,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 blocked = True
         self._sessions = sessions
         self._active = (has_session or bool(self._remove)) and not blocked
-        return True
+        return self._active  # inactive, every leave method keeps its node: no need to visit
 
     def _session_binding(self, call: cst.Call, stack: List[cst.CSTNode]):
         """The name a Session is bound to; "" when unnamed; False (reported) when unsupported."""

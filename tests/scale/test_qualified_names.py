@@ -41,6 +41,8 @@ FAST = {
     "other names": "import os\nimport tensorflow as tf\nfrom . import sibling\nfrom os.path import *\n"
                    "x = os.path.join(sibling.f(), tf.__version__)\nprint(len(x))\n",
     "no tensorflow": "import numpy as np\nx = np.ones(3)\n",
+    "the word match": 'import re\nimport tensorflow as tf\n"""\nmatch.\n"""\nmatch = re.match("a", "b")\n'
+                      "x = tf.ones(1)\n",
 }
 
 DECLINED = {
