@@ -289,15 +289,18 @@ class Facts:
                 name = facts.api(n.func)
                 if name in ("multiply", "math.multiply") and len(n.args) >= 2:
                     facts.products.append(Product(n, n.args[0].value, n.args[1].value, dict(env)))
-                if m.matches(n.func, m.Attribute(attr=m.Name("gradient_override_map"))):
+                # method names, told by spelling (plain tests: LibCST's matchers cost
+                # more than the rest of this analysis on a large file)
+                func = n.func
+                method = func.attr.value if isinstance(func, cst.Attribute) else None
+                if method == "gradient_override_map":
                     facts.override_maps.append(n)
-                if m.matches(n.func, m.Attribute(value=m.Name(), attr=m.Name("gradient") | m.Name("jacobian"))):
+                if method in ("gradient", "jacobian") and isinstance(func.value, cst.Name):
                     for t in reversed(facts.tapes):
-                        if t.name == n.func.value.value and t.rebound_after is None:
+                        if t.name == func.value.value and t.rebound_after is None:
                             t.calls.append(n)
                             break
-                g = facts._grad_call(n) if name == "gradients" or m.matches(
-                    n.func, m.Attribute(attr=m.Name("gradient"))) else None
+                g = facts._grad_call(n) if name == "gradients" or method == "gradient" else None
                 if g is not None:
                     facts.gradient_sites.append(GradientSite(g, dict(env), in_fn, in_graph))
 
