@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
@@ -238,6 +239,14 @@ def _tf_import_position(source: str) -> Tuple[int, int]:
     return line, col
 
 
+def _check_compiles(output: str, path: str) -> None:
+    """Raise if ``output`` does not compile; warnings about the user's code
+    (``is`` with a literal ...) are not this check's to print."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(output, path, "exec", dont_inherit=True)
+
+
 def _blocks(findings: Sequence[Finding]) -> bool:
     return any(REGISTRY[f.code].blocks_tape for f in findings)
 
@@ -255,7 +264,7 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
         slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
         new, findings, changes = runner.run(CompatFallback, slimmed)
         output = new.code
-        compile(output, path, "exec")
+        _check_compiles(output, path)
     except Exception as exc:  # a codemod bug must never break the file
         return MigrationResult(path, source, source, "error", (*reasons, _internal(path, exc)))
     known = {(f.code, f.line, f.column) for f in reasons}
@@ -412,7 +421,7 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
         if lines is not None:
             leftover = lines.remap(leftover)
         output = new.code
-        compile(output, path, "exec")
+        _check_compiles(output, path)
     except Exception as exc:
         return _compat(original, source, path, [_internal(path, exc)], runner)
     if _blocks(leftover):

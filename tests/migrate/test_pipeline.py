@@ -262,3 +262,14 @@ def test_session_config_proto_is_dropped_with_the_session():
     r = migrate_source(src)
     assert r.mode == "tape", r.findings
     assert "print((x * x).numpy())" in r.output and "ConfigProto" not in r.output
+
+
+def test_warnings_about_the_users_code_are_not_printed_by_the_output_check():
+    import warnings
+
+    source = "import tensorflow as tf\nx = tf.constant(1.0)\nif x is not '':\n    y = tf.add(x, x)\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = migrate_source(source, "w.py")
+    assert result.mode in ("tape", "unchanged", "compat")
+    assert not [w for w in caught if issubclass(w.category, SyntaxWarning)]
