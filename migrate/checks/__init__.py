@@ -23,7 +23,7 @@ from migrate.checks import (
 from migrate.checks._facts import Facts
 from migrate.codemods._base import clear_tree_caches
 from migrate.findings import Finding, make_finding
-from migrate.screen import identifiers
+from migrate.screen import code_identifiers, identifiers
 
 RULES = (chain_rule, split_bypass, eager_gradients, tape_misuse, override_map)
 #: Every rule reads a gradient: ``tf.gradients`` (TF1), ``tape.gradient`` /
@@ -95,6 +95,11 @@ def check_module(module: cst.Module, source: str, path: str = "<string>",
     # gradient_override_map): a file that never says so has nothing to report
     if "tensorflow" not in source or "gradient" not in source \
             or identifiers(source).isdisjoint(TRIGGERS):
+        return CheckResult(path, source, source, ())
+    # the words may all be in docstrings and comments ("computes the gradients
+    # of ..."): the analysis visits every expression, Python's parser is cheaper
+    spelled = code_identifiers(source)
+    if spelled is not None and spelled.isdisjoint(TRIGGERS):
         return CheckResult(path, source, source, ())
     facts = Facts(module, wrapper, source)
     findings: List[Finding] = []

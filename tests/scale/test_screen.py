@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from textwrap import dedent
 from pathlib import Path
 
 import libcst as cst
@@ -204,6 +205,41 @@ def test_check_screen_skips_only_files_without_findings(name, source):
     findings = [f for rule in checks.RULES for f in rule.check(facts, name)]
     if findings:
         assert not checks.TRIGGERS.isdisjoint(screen.identifiers(source)), name
+        assert not checks.TRIGGERS.isdisjoint(screen.code_identifiers(source)), name
+
+
+def test_code_identifiers_leave_out_comments_and_strings():
+    source = dedent('''\
+        """Computes the gradients of the loss."""
+        import tensorflow.compat.v1 as tf
+        from a.b import c as d
+        # tape.gradient(y, x)
+        @deco
+        def f(p, *q, key=1, **r) -> "jacobian":
+            global g
+            return tf.nn.relu(p, name=f"{q.attr}")
+        class K(Base, metaclass=M):
+            pass
+        match z:
+            case Point(x=xx, y=[*rest]) | {"k": v, **others}:
+                pass
+    ''')
+    names = screen.code_identifiers(source)
+    assert names >= {"tensorflow", "compat", "v1", "tf", "a", "b", "c", "d", "deco", "f", "p",
+                     "q", "key", "r", "g", "nn", "relu", "name", "attr", "K", "Base", "metaclass",
+                     "M", "z", "Point", "x", "xx", "y", "rest", "v", "others"}
+    assert names.isdisjoint({"Computes", "gradients", "gradient", "jacobian", "k"})
+    assert "gradients" in screen.identifiers(source)
+    assert screen.code_identifiers("print 'python 2'\n") is None
+
+
+def test_the_check_analysis_is_not_run_for_words_in_docstrings(monkeypatch):
+    source = '"""The gradients of ..."""\nimport tensorflow as tf\nx = tf.ones(1) * 2.0\n'
+    monkeypatch.setattr(checks, "Facts", lambda *a, **k: pytest.fail("analysed"))
+    assert checks.check_source(source, "d.py").findings == ()
+    spoken = source.replace("x = ", "x = tf.gradients(y, w)[0]\nz = ")
+    with pytest.raises(pytest.fail.Exception):
+        checks.check_source(spoken, "d.py")
 
 
 @pytest.mark.parametrize("name, source", [p for p in PROGRAMS if p[0].startswith(("examples/",
