@@ -38,6 +38,7 @@ from migrate.cache import Cache
 from migrate.checks import add_fix_argument, requested_fixes
 from migrate.files import DEFAULT_SUFFIXES, atomic_write, discover
 from migrate.pipeline import MODES, MigrationResult
+from migrate.python_syntax import parse
 from migrate.tree import Progress, migrate_files, write_output
 
 HELP = "Rewrite TF1 gradient code (tf.gradients, Session) into TF2 GradientTape form."
@@ -174,9 +175,8 @@ def _cache_dir(args: argparse.Namespace) -> Optional[Path]:
 
 def runs_as_script(source: str) -> bool:
     """True when the module does something at top level beyond defining things."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return False
     quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     for node in tree.body:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import warnings
 from typing import Dict, FrozenSet, Optional
+
+from migrate.python_syntax import parse
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
@@ -42,12 +43,9 @@ def code_identifiers(code: str) -> Optional[FrozenSet[str]]:
     the words of comments and strings; None when Python cannot parse ``code``.
     Python's parser and a walk of its tree: worth it where a screen's words
     are common in docstrings and the work it saves is large."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SyntaxWarning: "is" with a literal ...
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+    tree = parse(code)
+    if tree is None:
+        return None
     out = set()
     for node in ast.walk(tree):
         kind = type(node)

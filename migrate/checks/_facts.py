@@ -18,7 +18,6 @@ TensorFlow is recognised by qualified name (LibCST's ``QualifiedNameProvider``).
 from __future__ import annotations
 
 import ast
-import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -27,6 +26,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate.codemods._base import api_name, code_of, qualified_names
+from migrate.python_syntax import parse
 
 Env = Dict[str, object]  # name -> expression, Unpacked or Opaque
 
@@ -321,11 +321,8 @@ def _calls_numpy_method(source: Optional[str]) -> Optional[bool]:
         return None
     if "numpy" not in source:
         return False
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning: "is" with a literal ...
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse(source)
+    if tree is None:
         return None
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "numpy" for n in ast.walk(tree))

@@ -35,8 +35,6 @@ node's answer with LibCST's.
 from __future__ import annotations
 
 import ast
-import symtable
-import warnings
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
@@ -45,6 +43,7 @@ from libcst.metadata import GlobalScope, QualifiedName
 
 from migrate.codemods._starts import StartPositions
 from migrate.codemods._statements import statement_children
+from migrate.python_syntax import parse, symbols
 
 #: Packages whose names the rules read; every other qualified name is ignored.
 PACKAGES = ("tensorflow", "tf_slim")
@@ -64,7 +63,7 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
         return None  # an alias also bound by another package's import
     if not _only_imported(code, aliases):
         return None
-    tree = _parse(code, ast.parse)
+    tree = parse(code)
     if tree is None or _has_match(tree) or not _spelled_after_imports(tree, aliases):
         return None
     scope = GlobalScope()
@@ -167,18 +166,9 @@ def _subtree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 # -- when the aliases mean their imports everywhere ---------------------------------
-def _parse(code: str, how):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return how(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-
-
 def _only_imported(code: str, aliases: Set[str]) -> bool:
     """Every binding of each alias, in every scope, is an import at module level."""
-    table = _parse(code, lambda c: symtable.symtable(c, "<module>", "exec"))
+    table = symbols(code)
     if table is None:
         return False
     stack = [(table, True)]

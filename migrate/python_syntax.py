@@ -1,0 +1,37 @@
+"""Python's own parser, for quick questions about a file's code.
+
+LibCST's tree is what the codemod rewrites; the standard library's parser
+(in C) answers questions about the code many times faster: which names the
+code itself spells, how a name is bound, what the module does at top level.
+Both functions give None when this Python cannot parse the text, and print
+none of the compiler's warnings about it (``is`` with a literal ...).
+"""
+
+from __future__ import annotations
+
+import ast
+import symtable
+import warnings
+from typing import Optional
+
+_CANNOT = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def parse(code: str) -> Optional[ast.Module]:
+    """``ast.parse(code)``, or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(code)
+        except _CANNOT:
+            return None
+
+
+def symbols(code: str, filename: str = "<module>") -> Optional[symtable.SymbolTable]:
+    """The module's symbol table (``symtable.symtable``), or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return symtable.symtable(code, filename, "exec")
+        except _CANNOT:
+            return None
