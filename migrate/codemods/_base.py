@@ -142,15 +142,15 @@ class _OnDemand(Mapping):
     """
 
     def __init__(self, wrapper: MetadataWrapper, providers: Collection) -> None:
-        self._wrapper = wrapper
+        self.wrapper = wrapper
         self._providers = frozenset(providers)
 
     def __getitem__(self, provider):
         if provider not in self._providers:
             raise KeyError(provider)
         if provider is QualifiedNameProvider:
-            return qualified_names(self._wrapper)
-        return self._wrapper.resolve(provider)  # cached by the wrapper
+            return qualified_names(self.wrapper)
+        return self.wrapper.resolve(provider)  # cached by the wrapper
 
     def __contains__(self, provider) -> bool:
         return provider in self._providers
@@ -231,7 +231,6 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
             self.on_visit_attribute = self.on_leave_attribute = _no_attribute_hook
         self._hooks: dict = {}
         self._rewrote = False  # a leave method returned another node than it was given
-        self._starts_wrapper: Optional[MetadataWrapper] = None
 
     def _hook(self, key, name: str):
         try:
@@ -295,12 +294,10 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     @contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
         self.metadata = _OnDemand(wrapper, self.get_inherited_dependencies())
-        self._starts_wrapper = wrapper
         try:
             yield
         finally:
             self.metadata = {}
-            self._starts_wrapper = None
 
     @contextmanager
     def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
@@ -348,9 +345,9 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     # -- records ----------------------------------------------------------
     def position(self, node: cst.CSTNode):
         """(line, column) where ``node`` starts, both from 1; (0, 0) when not in the tree."""
-        if self._starts_wrapper is not None:  # shared metadata: the cheaper print
+        if isinstance(self.metadata, _OnDemand):  # shared metadata: the cheaper print
             try:
-                line, column = start_positions(self._starts_wrapper).line_column(node)
+                line, column = start_positions(self.metadata.wrapper).line_column(node)
             except KeyError:
                 return 0, 0
             return line, column + 1
