@@ -10,6 +10,7 @@ none of the compiler's warnings about it (``is`` with a literal ...).
 from __future__ import annotations
 
 import ast
+import functools
 import symtable
 import warnings
 from typing import Optional
@@ -17,8 +18,11 @@ from typing import Optional
 _CANNOT = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
+@functools.lru_cache(maxsize=2)
 def parse(code: str) -> Optional[ast.Module]:
-    """``ast.parse(code)``, or None."""
+    """``ast.parse(code)``, or None. The last trees are kept: the screen, the
+    import-only names and the check analysis ask about the same text in turn
+    (callers only read the tree)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -189,22 +189,13 @@ def _only_imported(code: str, aliases: Set[str]) -> bool:
 
 def _has_match(tree: ast.Module) -> bool:
     """A ``match`` statement anywhere (its patterns hold names LibCST gives no scope)."""
-    stack: List[ast.AST] = list(tree.body)
-    while stack:
-        statement = stack.pop()
-        if isinstance(statement, ast.Match):
-            return True
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            value = getattr(statement, field, None)
-            if isinstance(value, list):
-                stack.extend(value)
-    return False
+    return any(isinstance(s, ast.Match) for s in _statements(tree, definitions=True))
 
 
 def _spelled_after_imports(tree: ast.Module, aliases: Set[str]) -> bool:
     """No alias is read, anywhere, before the end of the last import binding it."""
     last: Dict[str, Tuple[int, int]] = {}
-    for node in _module_level(tree):
+    for node in _statements(tree, definitions=False):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 bound = (alias.asname or alias.name).split(".", 1)[0]
@@ -222,13 +213,16 @@ def _spelled_after_imports(tree: ast.Module, aliases: Set[str]) -> bool:
     return True
 
 
-def _module_level(tree: ast.Module) -> Iterator[ast.stmt]:
-    """The statements that run in the module's scope (not in functions or classes)."""
+def _statements(tree: ast.Module, definitions: bool) -> Iterator[ast.stmt]:
+    """The module's statements in order, with those of compound statements; in
+    function and class bodies too when ``definitions``, else only those that
+    run in the module's scope."""
     stack = list(reversed(tree.body))
     while stack:
         statement = stack.pop()
         yield statement
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if not definitions and isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         inner: List[ast.stmt] = []
         for field in ("body", "orelse", "finalbody"):
