@@ -40,7 +40,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import warnings
 import zipfile
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -52,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 from migrate.cache import Cache  # noqa: E402
 from migrate.encoding import decode_source  # noqa: E402
 from migrate.files import discover  # noqa: E402
+from migrate.python_syntax import compile_quietly  # noqa: E402
 from migrate.tree import default_jobs, migrate_files, run_tree, write_output  # noqa: E402
 
 CORPUS = {"tf-slim": "1.1.0", "tflearn": "0.5.0"}
@@ -100,13 +100,11 @@ def count_lines(files: List[Path]) -> int:
 
 
 def compiles(path: Path) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-            return True
-        except (SyntaxError, ValueError):
-            return False
+    try:
+        compile_quietly(path.read_bytes(), str(path))
+        return True
+    except (SyntaxError, ValueError):
+        return False
 
 
 def run_tf_upgrade(tree: Path, out: Path) -> Tuple[float, int, int, int]:

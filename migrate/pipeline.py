@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import re
-import warnings
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
@@ -52,6 +51,7 @@ from migrate.codemods.session import SessionToEager
 from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 from migrate.positions import LineMap
+from migrate.python_syntax import compile_quietly
 from migrate.screen import identifiers, may_act
 
 MODES = ("tape", "compat")
@@ -239,14 +239,6 @@ def _tf_import_position(source: str) -> Tuple[int, int]:
     return line, col
 
 
-def _check_compiles(output: str, path: str) -> None:
-    """Raise if ``output`` does not compile; warnings about the user's code
-    (``is`` with a literal ...) are not this check's to print."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        compile(output, path, "exec", dont_inherit=True)
-
-
 def _blocks(findings: Sequence[Finding]) -> bool:
     return any(REGISTRY[f.code].blocks_tape for f in findings)
 
@@ -264,7 +256,7 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
         slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
         new, findings, changes = runner.run(CompatFallback, slimmed)
         output = new.code
-        _check_compiles(output, path)
+        compile_quietly(output, path)
     except Exception as exc:  # a codemod bug must never break the file
         return MigrationResult(path, source, source, "error", (*reasons, _internal(path, exc)))
     known = {(f.code, f.line, f.column) for f in reasons}
@@ -421,7 +413,7 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
         if lines is not None:
             leftover = lines.remap(leftover)
         output = new.code
-        _check_compiles(output, path)
+        compile_quietly(output, path)
     except Exception as exc:
         return _compat(original, source, path, [_internal(path, exc)], runner)
     if _blocks(leftover):

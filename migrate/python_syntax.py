@@ -31,6 +31,15 @@ def parse(code: str) -> Optional[ast.Module]:
             return None
 
 
+def compile_quietly(code, filename: str) -> None:
+    """``compile(code, filename, "exec")`` as the file's own Python would do it
+    (no flags inherited from here), raising what it raises: a check that the
+    code compiles, without printing its warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(code, filename, "exec", dont_inherit=True)
+
+
 def symbols(code: str, filename: str = "<module>") -> Optional[symtable.SymbolTable]:
     """The module's symbol table (``symtable.symtable``), or None."""
     with warnings.catch_warnings():

@@ -39,7 +39,6 @@ import os
 import signal
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple, TypeVar
@@ -49,6 +48,7 @@ from migrate.encoding import (BOM, SourceDecodeError, SourceEncoding, decode_sou
                               encode_source, same_encoding)
 from migrate.files import atomic_write_bytes
 from migrate.findings import Change, Finding, Severity, make_finding
+from migrate.python_syntax import compile_quietly
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -129,14 +129,12 @@ def crash_record(path: Any, exc: BaseException) -> FileRecord:
 # one file
 # --------------------------------------------------------------------------
 def _compiles(data: bytes, path: str) -> Optional[str]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            compile(data, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            return f"{type(exc).__name__}: {exc}"
-        except (RecursionError, MemoryError) as exc:  # pragma: no cover - pathological input
-            return f"{type(exc).__name__}"
+    try:
+        compile_quietly(data, path)
+    except (SyntaxError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except (RecursionError, MemoryError) as exc:  # pragma: no cover - pathological input
+        return f"{type(exc).__name__}"
     return None
 
 
