@@ -127,3 +127,63 @@ def test_write_output_keeps_mode(tmp_path):
 def test_submission_order_does_not_change_result_order():
     items = ["1", "2", "3", "4"]
     assert run_tree(items, eval, jobs=2, on_crash=crashed, order=[3, 1, 2, 0]) == [1, 2, 3, 4]
+
+
+# A fresh interpreter knows how many threads it has; pytest's may have more
+# (TensorFlow's), so the start method is tested in one.
+START_METHOD = """
+import sys, threading
+from migrate.tree import _mp_context, os_threads, run_tree
+if sys.argv[1] == "thread":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+count, method = os_threads(), _mp_context().get_start_method()
+out = run_tree(["1", "2", "__import__('os')._exit(3)", "4"], eval, jobs=2,
+               on_crash=lambda item, exc: type(exc).__name__)
+print(count, method, out)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="thread count read from Linux's /proc")
+@pytest.mark.parametrize("threads", ["none", "thread"])
+def test_workers_are_forked_only_from_a_single_thread(threads):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", START_METHOD, threads], capture_output=True,
+                          text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(
+                              os.path.dirname(os.path.abspath(__file__)))))
+    assert done.returncode == 0, done.stderr
+    count, method, out = done.stdout.split(" ", 2)
+    if threads == "none":
+        assert (count, method) == ("1", "fork")
+    else:
+        assert int(count) >= 2 and method == "forkserver"
+    # either way a dying worker costs its item only
+    assert out.strip() == "[1, 2, 'BrokenProcessPool', 4]"
+
+
+def test_a_file_is_migrated_with_the_cycle_collector_paused(tmp_path, monkeypatch):
+    import gc
+
+    p = tmp_path / "a.py"
+    p.write_text(TF1)
+    seen = []
+    import migrate.pipeline as pipeline
+
+    real = pipeline.migrate_source
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "migrate_source", spy)
+    assert gc.isenabled()
+    assert process_file(str(p)).mode == "tape"
+    assert seen == [False] and gc.isenabled()  # paused for the file, on again after
+    gc.disable()  # a caller that manages collection itself keeps it off
+    try:
+        process_file(str(p))
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
