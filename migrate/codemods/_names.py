@@ -43,6 +43,7 @@ from libcst.metadata import GlobalScope, QualifiedName
 
 from migrate.codemods._starts import StartPositions
 from migrate.codemods._statements import statement_children
+from migrate.codemods._walk import children
 from migrate.python_syntax import parse, symbols
 
 #: Packages whose names the rules read; every other qualified name is ignored.
@@ -162,7 +163,7 @@ def _subtree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(children(n))
 
 
 # -- when the aliases mean their imports everywhere ---------------------------------

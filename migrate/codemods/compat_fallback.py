@@ -16,6 +16,7 @@ import libcst as cst
 
 from migrate.codemods._base import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
 from migrate.codemods._statements import statement_children
+from migrate.codemods._walk import children
 
 _V1 = "tensorflow.compat.v1"
 
@@ -76,7 +77,7 @@ class CompatFallback(TapeshiftCodemod):
                                 alias = code_of(a.asname.name) if a.asname else "v1"
                 return
             stack.append(n)
-            for c in (n.children if calls else statement_children(n)):
+            for c in (children(n) if calls else statement_children(n)):
                 walk(c, stack)
             stack.pop()
 

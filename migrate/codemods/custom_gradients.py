@@ -76,6 +76,7 @@ from migrate.codemods.custom_gradients_ops import (
     OVERRIDABLE_TYPES,
     SAFE_BUILTINS,
 )
+from migrate.codemods._walk import children
 
 DESCRIPTION = ("Rewrite @tf.RegisterGradient + gradient_override_map scopes into "
                "@tf.custom_gradient functions called where the overridden ops were built.")
@@ -246,7 +247,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                         k = (id(fn), t.value)
                         assigned[k] = assigned.get(k, 0) + 2
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 
@@ -455,7 +456,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                     self.report("TS121", n, f"{code_of(n.func)}(...) inside a gradient_override_map "
                                 "scope: the codemod cannot see which ops it builds")
                     ok = False
-            for child in n.children:
+            for child in children(n):
                 walk(child)
 
         walk(with_node.body)
@@ -537,7 +538,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                                 f"`{op_name}.inputs[0]` and `{op_name}.outputs[0]` have a tape form")
                     ok = False
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 

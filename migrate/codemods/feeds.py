@@ -49,6 +49,7 @@ from migrate.codemods._base import (
     tf_module_alias,
 )
 from migrate.codemods._dataflow import Stmt, backward_slice, block_info, names_of
+from migrate.codemods._walk import children
 from migrate.codemods.contrib_slim import is_slim_call, slim_calls_only_in, spells
 
 #: the option (in the shared scratch of one migration) that makes each step
@@ -166,7 +167,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                     if arg.keyword is not None and arg.keyword.value == "feed_dict":
                         fed = True
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 
@@ -412,7 +413,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             if isinstance(n, (cst.Lambda, cst.FunctionDef)):
                 return
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 
@@ -598,7 +599,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                     if run is not None:
                         runs.append(run)
                     return
-            for child in n.children:
+            for child in children(n):
                 walk(child)
 
         for stmt in body[start:]:

@@ -40,6 +40,7 @@ from migrate.codemods._dataflow import (
     forward_dependents,
     last_def,
 )
+from migrate.codemods._walk import children
 
 #: tf.gradients' parameters, in positional order.
 GRADIENTS_PARAMS = (
@@ -119,7 +120,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                         if isinstance(arg.value, cst.Name):
                             cf_funcs.add(arg.value.value)
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 

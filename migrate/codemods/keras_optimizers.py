@@ -41,6 +41,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from migrate.codemods._base import TapeshiftCodemod, code_of, tf_module_alias
+from migrate.codemods._walk import children
 
 #: the option that turns this rule on (in the shared scratch of one migration)
 OPTION = "keras_optimizers"
@@ -139,7 +140,7 @@ class V1OptimizersToKeras(TapeshiftCodemod):
             if isinstance(n, cst.Name) and stack and not isinstance(stack[-1], cst.AssignTarget):
                 uses.setdefault(n.value, []).append((n, list(stack)))
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 

@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from migrate.codemods._base import KindMixin, TapeshiftCodemod, code_of, tf_module_alias
+from migrate.codemods._walk import children
 
 SESSIONS = frozenset({"Session", "InteractiveSession"})
 INITIALIZERS = frozenset({
@@ -159,7 +160,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                              stack[-3] if len(stack) > 2 else None,
                              stack[-4] if len(stack) > 3 else None))
             stack.append(n)
-            for child in n.children:
+            for child in children(n):
                 walk(child, stack)
             stack.pop()
 
