@@ -21,6 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from migrate.codemods._names import import_qualified_names
 from migrate.codemods._starts import StartPositions
+from migrate.codemods._walk import nodes, walk
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
@@ -418,14 +419,7 @@ def tf_module_alias(module: cst.Module) -> Optional[str]:
 
 def all_names(module: cst.Module) -> Set[str]:
     """Every identifier spelled in the module (to pick fresh names)."""
-    found: Set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-    module.visit(_V())
-    return found
+    return {node.value for node in nodes(module) if isinstance(node, cst.Name)}
 
 
 def fresh_name(base: str, taken: Iterable[str]) -> str:
@@ -525,30 +519,25 @@ class KindMixin:
         """(kinds, list_elements) for every name assigned in the module."""
         kinds: dict = {}
         elements: dict = {}
-        owner = self
-
-        class _V(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if len(node.targets) != 1:
-                    return
-                target = node.targets[0].target
-                if isinstance(target, cst.Name):
-                    kind = owner.expr_kind(node.value, kinds)
-                    name = target.value
-                    if name in kinds and kinds[name] != kind:
-                        kind = "unknown"
-                    kinds[name] = kind
-                    if isinstance(node.value, cst.List) and all(
-                            isinstance(e.value, cst.Name) for e in node.value.elements):
-                        elements[name] = [e.value.value for e in node.value.elements]
-                    else:
-                        elements.pop(name, None)
-                elif isinstance(target, (cst.Tuple, cst.List)):
-                    # g1, g2 = tf.gradients(l, [a, b]) -> elements are tensors
-                    vk = owner.expr_kind(node.value, kinds)
-                    for el in target.elements:
-                        if isinstance(el.value, cst.Name):
-                            kinds[el.value.value] = "tensor" if vk == "list" else "unknown"
-
-        module.visit(_V())
+        for node, _ in walk(module):  # assignments in the order they are written
+            if type(node) is not cst.Assign or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                kind = self.expr_kind(node.value, kinds)
+                name = target.value
+                if name in kinds and kinds[name] != kind:
+                    kind = "unknown"
+                kinds[name] = kind
+                if isinstance(node.value, cst.List) and all(
+                        isinstance(e.value, cst.Name) for e in node.value.elements):
+                    elements[name] = [e.value.value for e in node.value.elements]
+                else:
+                    elements.pop(name, None)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                # g1, g2 = tf.gradients(l, [a, b]) -> elements are tensors
+                vk = self.expr_kind(node.value, kinds)
+                for el in target.elements:
+                    if isinstance(el.value, cst.Name):
+                        kinds[el.value.value] = "tensor" if vk == "list" else "unknown"
         return kinds, elements
