@@ -26,6 +26,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate.codemods._base import api_name, code_of, qualified_names
+from migrate.codemods._walk import walk
 from migrate.python_syntax import parse
 
 Env = Dict[str, object]  # name -> expression, Unpacked or Opaque
@@ -278,39 +279,38 @@ class Facts:
                 env[small.target.value] = Opaque() if aug else small.value
 
     def _examine(self, node: cst.CSTNode, env: Env, in_fn: bool, in_graph: bool) -> None:
-        facts = self
-
-        class _V(cst.CSTVisitor):
-            def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
+        # a function defined inside an expression's statement is not walked into
+        # (its body runs later), a lambda is
+        for n, _ in walk(node, prune=_is_function):
+            kind = type(n)
+            if kind is cst.BinaryOperation:
                 if isinstance(n.operator, cst.Multiply):
-                    facts.products.append(Product(n, n.left, n.right, dict(env)))
+                    self.products.append(Product(n, n.left, n.right, dict(env)))
+            elif kind is cst.Call:
+                self._examine_call(n, env, in_fn, in_graph)
 
-            def visit_Call(self, n: cst.Call) -> None:
-                name = facts.api(n.func)
-                if name in ("multiply", "math.multiply") and len(n.args) >= 2:
-                    facts.products.append(Product(n, n.args[0].value, n.args[1].value, dict(env)))
-                # method names, told by spelling (plain tests: LibCST's matchers cost
-                # more than the rest of this analysis on a large file)
-                func = n.func
-                method = func.attr.value if isinstance(func, cst.Attribute) else None
-                if method == "gradient_override_map":
-                    facts.override_maps.append(n)
-                if method in ("gradient", "jacobian") and isinstance(func.value, cst.Name):
-                    for t in reversed(facts.tapes):
-                        if t.name == func.value.value and t.rebound_after is None:
-                            t.calls.append(n)
-                            break
-                g = facts._grad_call(n) if name == "gradients" or method == "gradient" else None
-                if g is not None:
-                    facts.gradient_sites.append(GradientSite(g, dict(env), in_fn, in_graph))
+    def _examine_call(self, n: cst.Call, env: Env, in_fn: bool, in_graph: bool) -> None:
+        name = self.api(n.func)
+        if name in ("multiply", "math.multiply") and len(n.args) >= 2:
+            self.products.append(Product(n, n.args[0].value, n.args[1].value, dict(env)))
+        # method names, told by spelling (plain tests: LibCST's matchers cost
+        # more than the rest of this analysis on a large file)
+        func = n.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if method == "gradient_override_map":
+            self.override_maps.append(n)
+        if method in ("gradient", "jacobian") and isinstance(func.value, cst.Name):
+            for t in reversed(self.tapes):
+                if t.name == func.value.value and t.rebound_after is None:
+                    t.calls.append(n)
+                    break
+        g = self._grad_call(n) if name == "gradients" or method == "gradient" else None
+        if g is not None:
+            self.gradient_sites.append(GradientSite(g, dict(env), in_fn, in_graph))
 
-            def visit_Lambda(self, n) -> bool:
-                return True
 
-            def visit_FunctionDef(self, n) -> bool:
-                return False
-
-        node.visit(_V())
+def _is_function(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.FunctionDef)
 
 
 def _calls_numpy_method(source: Optional[str]) -> Optional[bool]:
