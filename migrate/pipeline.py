@@ -210,7 +210,9 @@ class _Runner:
         context = CodemodContext(filename=self.path)
         if shared is not None:
             context.scratch[SCRATCH_SHARED] = shared
-        new = rule(context).transform_module(tree.raw)
+        codemod = rule(context)
+        codemod.KEEP_UNCHANGED = False  # LibCST's own visit
+        new = codemod.transform_module(tree.raw)
         return _Tree(new), findings_of(context), changes_of(context)
 
 

@@ -21,7 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from migrate.codemods._names import import_qualified_names
 from migrate.codemods._starts import StartPositions
-from migrate.codemods._walk import nodes, walk
+from migrate.codemods._walk import nodes, transform_module, walk
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
@@ -210,6 +210,10 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     #: True: the rule changes and reports statements only, so the visit does not
     #: go into expressions (most of a tree's nodes).
     STATEMENTS_ONLY = False
+    #: True: the transform keeps the nodes under which nothing changed
+    #: (:func:`migrate.codemods._walk.transform`); False: LibCST's own visit,
+    #: which builds every visited node again (the reference, for tests).
+    KEEP_UNCHANGED = True
 
     def __init__(self, context: CodemodContext) -> None:
         decorated = _DECORATED.get(type(self))
@@ -261,16 +265,21 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
             self._rewrote = True
         return result
 
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        if not self.KEEP_UNCHANGED:
+            return super().transform_module_impl(tree)
+        return transform_module(tree, self)
+
     def kept_tree(self) -> bool:
         """After ``transform_module``: True when the visit certainly gave back the
-        tree it was given (no leave method replaced a node, LibCST only rebuilt
-        it), so its code is unchanged without printing it. False when it may
+        tree it was given (no leave method replaced a node; LibCST's own visit
+        may still have rebuilt it), so its code is unchanged without printing it. False when it may
         have changed: a node was replaced, imports were added or removed, or the
         class overrides ``on_leave`` or the transform itself, which this cannot see."""
         cls = type(self)
         return (not self._rewrote
                 and cls.on_leave is TapeshiftCodemod.on_leave
-                and cls.transform_module_impl is VisitorBasedCodemodCommand.transform_module_impl
+                and cls.transform_module_impl is TapeshiftCodemod.transform_module_impl
                 and cls.transform_module is VisitorBasedCodemodCommand.transform_module
                 and AddImportsVisitor.CONTEXT_KEY not in self.context.scratch
                 and RemoveImportsVisitor.CONTEXT_KEY not in self.context.scratch)

@@ -13,11 +13,22 @@ once per node class from LibCST itself (the fields its
 LibCST's node definitions instead of restating them.
 ``tests/scale/test_walk.py`` compares it with ``node.children`` on every node
 of the examples, the test programs and generated programs.
+
+:func:`transform` is ``node.visit(transformer)`` without the rebuilding: LibCST
+makes a new copy of every node a transformer visits, changed or not (two
+thirds of a transformer pass over an unchanged tree). Here a node whose
+children all came back as they were is kept, and only a node with a changed
+child is built again, by LibCST itself (its ``_visit_and_replace_children``,
+handed the children already visited), so what a removal or a flattening
+means in each field is LibCST's answer, not restated here. The transformer's
+hooks are called in the same order with the same original nodes; the only
+difference a rule can see is that ``updated_node`` is ``original_node`` where
+nothing under it changed (as LibCST gives it when ``visit_*`` returns False).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -49,6 +60,22 @@ def _fields(node: cst.CSTNode) -> Tuple[str, ...]:
         node._visit_and_replace_children(recorder)  # once per node class
         fields = _FIELDS[kind] = tuple(recorder.fields)
         return fields
+
+
+#: (node class, field) -> LibCST calls no attribute hook for the field when it is
+#: None (``FormattedStringExpression.format_spec``); learnt when first seen so
+_SKIPPED_WHEN_NONE: Dict[Tuple[type, str], bool] = {}
+
+
+def _skipped_when_none(node: cst.CSTNode, name: str) -> bool:
+    key = (type(node), name)
+    try:
+        return _SKIPPED_WHEN_NONE[key]
+    except KeyError:
+        recorder = _FieldRecorder()
+        node._visit_and_replace_children(recorder)
+        skipped = _SKIPPED_WHEN_NONE[key] = name not in recorder.fields
+        return skipped
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
@@ -94,3 +121,65 @@ def nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         stack.extend(children(node))
+
+
+class _Replay(cst.CSTTransformer):
+    """Hands LibCST a node's children as already visited, so that LibCST builds
+    the new node from them with its own rules for each field."""
+
+    def __init__(self, results: Sequence[object]) -> None:
+        self._results = iter(results)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node, updated_node):
+        return next(self._results)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+Visited = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
+    """``node.visit(transformer)``, keeping every node under which nothing changed."""
+    if transformer.on_visit(node):
+        results: List[Visited] = []
+        changed = False
+        for name in _fields(node):
+            value = getattr(node, name)
+            if value is None and _skipped_when_none(node, name):
+                continue
+            transformer.on_visit_attribute(node, name)
+            if isinstance(value, cst.CSTNode):
+                new = transform(value, transformer)
+                results.append(new)
+                changed = changed or new is not value
+            elif isinstance(value, (tuple, list)):
+                for child in value:
+                    new = transform(child, transformer)
+                    results.append(new)
+                    changed = changed or new is not child
+            transformer.on_leave_attribute(node, name)
+        updated = node._visit_and_replace_children(_Replay(results)) if changed else node
+    else:
+        updated = node
+    result = transformer.on_leave(node, updated)
+    if not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
+        raise cst.CSTValidationError(  # what LibCST's visit says
+            "Expected a node of type CSTNode or a RemovalSentinel, "
+            f"but got a return value of {type(result).__name__}")
+    return result
+
+
+def transform_module(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module:
+    """``module.visit(transformer)``, keeping every node under which nothing changed."""
+    result = transform(module, transformer)
+    if isinstance(result, cst.RemovalSentinel):  # as Module.visit answers a removal
+        return module.with_changes(body=(), header=(), footer=())
+    return result

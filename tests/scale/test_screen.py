@@ -107,6 +107,31 @@ def test_plain_dispatch_is_libcst_s(name, source, monkeypatch):
     assert run_all() == fast
 
 
+def test_kept_subtrees_change_no_rule_s_result(monkeypatch):
+    """Every rule on every program: the transform that keeps unchanged nodes
+    (``KEEP_UNCHANGED``) gives the code, findings and changes of LibCST's visit."""
+    def run_all():
+        out = []
+        for name, source in PROGRAMS:
+            module = cst.parse_module(source)
+            for rule in ALL_RULES:
+                context = pipeline.CodemodContext(filename=name)
+                context.scratch[SCRATCH_SHARED] = {}
+                try:
+                    code = rule(context).transform_module(module).code
+                except Exception as exc:  # the same failure either way
+                    code = f"{type(exc).__name__}: {exc}"
+                out.append((code, pipeline.findings_of(context), pipeline.changes_of(context)))
+        return out
+
+    fast = run_all()
+    changed = sum(1 for i, (code, _, _) in enumerate(fast)
+                  if code != PROGRAMS[i // len(ALL_RULES)][1])
+    assert changed > 100  # rules at work, not a harness that runs nothing
+    monkeypatch.setattr(TapeshiftCodemod, "KEEP_UNCHANGED", False)
+    assert run_all() == fast
+
+
 def test_attribute_hooks_still_run_in_plain_dispatch():
     """Plain dispatch drops LibCST's per-child attribute calls only for rules
     without ``visit_<Node>_<field>`` methods."""

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate.codemods._walk import children, nodes, walk
+from migrate.codemods._walk import children, nodes, transform_module, walk
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = [f for f in (sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate").rglob("*.py"))
@@ -109,3 +109,113 @@ def test_generated_programs(source):
     except cst.ParserSyntaxError:
         return  # the grammar also gives programs LibCST does not parse
     assert_same_as_libcst(source)
+
+
+class Scrambler(cst.CSTTransformer):
+    """Changes, removes and flattens nodes of every kind of field, and notes
+    every hook call (the order and the nodes a rule would see)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def on_visit(self, node):
+        self.calls.append(("visit", id(node)))
+        return not isinstance(node, cst.Lambda)  # a subtree not visited, as rules do
+
+    def on_visit_attribute(self, node, attribute):
+        self.calls.append(("visit", id(node), attribute))
+
+    def on_leave_attribute(self, original_node, attribute):
+        self.calls.append(("leave", id(original_node), attribute))
+
+    def on_leave(self, original_node, updated_node):
+        self.calls.append(("leave", id(original_node)))
+        if isinstance(updated_node, cst.Integer):  # a required field's node replaced
+            return updated_node.with_changes(value=str(int(updated_node.value, 0) + 1))
+        if isinstance(updated_node, cst.Comma) and len(self.calls) % 3 == 0:
+            return cst.RemoveFromParent()  # a sentinel field: MaybeSentinel.DEFAULT
+        if isinstance(updated_node, cst.AsName):
+            return cst.RemoveFromParent()  # an optional field: None
+        if isinstance(updated_node, cst.Arg) and len(self.calls) % 2 == 0:
+            return cst.RemoveFromParent()  # a sequence
+        if isinstance(updated_node, cst.SimpleStatementLine):
+            body = updated_node.body
+            if len(body) == 1 and isinstance(body[0], cst.Pass):
+                return cst.RemoveFromParent()  # a body: LibCST's own rule for it
+            if len(body) == 1 and isinstance(body[0], cst.Expr):
+                return cst.FlattenSentinel([updated_node, updated_node.deep_clone()])
+        return updated_node
+
+
+def assert_transform_is_libcst_s(source: str) -> None:
+    module = cst.parse_module(source)
+    theirs, mine = Scrambler(), Scrambler()
+    want = module.visit(theirs)
+    got = transform_module(module, mine)
+    assert got.code == want.code
+    assert mine.calls == theirs.calls
+    assert got.deep_equals(want)
+
+
+def test_a_transform_that_changes_nothing_gives_the_tree_back():
+    module = cst.parse_module(AWKWARD[0] + AWKWARD[2])
+    assert transform_module(module, cst.CSTTransformer()) is module
+
+
+def test_only_the_changed_path_is_new():
+    module = cst.parse_module("a = 1\nb = [x, y]\ndef f():\n    return z\n")
+
+    class One(cst.CSTTransformer):
+        def leave_Integer(self, original_node, updated_node):
+            return updated_node.with_changes(value="2")
+
+    out = transform_module(module, One())
+    assert out.code == "a = 2\nb = [x, y]\ndef f():\n    return z\n"
+    assert out is not module and out.body[0] is not module.body[0]
+    assert out.body[1] is module.body[1] and out.body[2] is module.body[2]
+    assert out.body[0].body[0].targets[0] is module.body[0].body[0].targets[0]
+
+
+def test_removing_the_module_empties_it():
+    class Gone(cst.CSTTransformer):
+        def leave_Module(self, original_node, updated_node):
+            return cst.RemoveFromParent()
+
+    module = cst.parse_module("# head\nx = 1\n")
+    emptied = transform_module(module, Gone())
+    assert emptied.code == module.visit(Gone()).code and not emptied.body and not emptied.header
+
+
+def test_a_leave_method_returning_something_else_is_an_error():
+    class Bad(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return "x"
+
+    with pytest.raises(cst.CSTValidationError, match="got a return value of str"):
+        transform_module(cst.parse_module("y = 1\n"), Bad())
+
+
+@pytest.mark.parametrize("source", AWKWARD)
+def test_transform_awkward_layouts(source):
+    assert_transform_is_libcst_s(source)
+
+
+@pytest.mark.parametrize("path", FILES[::3], ids=lambda p: str(p.relative_to(ROOT)))
+def test_transform_project_files(path):
+    assert_transform_is_libcst_s(path.read_text(encoding="utf-8"))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.data_too_large])
+@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+def test_transform_generated_programs(source):
+    try:
+        cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return
+    try:
+        cst.parse_module(source).visit(Scrambler())
+    except (cst.CSTValidationError, TypeError, ValueError):
+        return  # the scrambling made something LibCST refuses to build
+    assert_transform_is_libcst_s(source)
