@@ -37,6 +37,7 @@ from migrate.codemods._base import (
     changes_of,
     clear_tree_caches,
     findings_of,
+    printed_start_positions,
 )
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
@@ -196,7 +197,8 @@ class _Runner:
         if new is tree.module or isinstance(codemod, TapeshiftCodemod) and codemod.kept_tree():
             out = tree  # the same code: no need to print it to compare
         else:
-            code = new.code
+            starts = printed_start_positions(tree.wrapper)
+            code = new.code if starts is None else starts.code_of(new)
             out = tree if code == tree.code else _Tree(new, code)
         findings, changes = findings_of(context), changes_of(context)
         after = _snapshot(context.scratch.get(SCRATCH_SHARED, {}))

@@ -120,17 +120,32 @@ def qualified_names(wrapper: MetadataWrapper) -> Mapping:
     return _QualifiedNames(wrapper.resolve(ScopeProvider))
 
 
-@functools.lru_cache(maxsize=8)  # by identity, as qualified_names
+#: id(wrapper) -> (wrapper, its start positions), for the trees of the file being migrated
+_STARTS: dict = {}
+
+
 def start_positions(wrapper: MetadataWrapper) -> StartPositions:
     """Where the nodes of ``wrapper.module`` start (what ``PositionProvider``'s
     ``.start`` gives), printed once per wrapper, shared by its readers."""
-    return StartPositions(wrapper.module)
+    known = _STARTS.get(id(wrapper))
+    if known is None or known[0] is not wrapper:
+        if len(_STARTS) >= 8:  # callers that never clear keep only the last few trees
+            del _STARTS[next(iter(_STARTS))]
+        known = _STARTS[id(wrapper)] = (wrapper, StartPositions(wrapper.module))
+    return known[1]
+
+
+def printed_start_positions(wrapper: MetadataWrapper) -> Optional[StartPositions]:
+    """:func:`start_positions` of ``wrapper`` if some reader already asked for
+    them, else None (without printing the tree for them)."""
+    known = _STARTS.get(id(wrapper))
+    return known[1] if known is not None and known[0] is wrapper else None
 
 
 def clear_tree_caches() -> None:
     """Let the trees of the file just migrated go (the per-wrapper caches)."""
     qualified_names.cache_clear()
-    start_positions.cache_clear()
+    _STARTS.clear()
 
 
 class _OnDemand(Mapping):

@@ -1,6 +1,7 @@
 """Where each node starts: ``PositionProvider``'s ``.start``, for a fifth of its cost.
 
-(The same print also gives the module's code and its label names, below.)
+(The same print also gives the module's code, its label names and where each
+of its top-level parts is in that code, below.)
 
 Findings and changes name the line and column a node starts at, nothing else.
 LibCST's ``PositionProvider`` prints the module once with a codegen state that
@@ -33,6 +34,8 @@ class _StartsState(CodegenState):
     offset: int = 0
     starts: Dict[cst.CSTNode, int] = field(default_factory=dict)
     labels: List[cst.Name] = field(default_factory=list)
+    #: the module's own parts (header lines, statements, footer lines) -> (start, end)
+    spans: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
     _stack: List[int] = field(default_factory=list)
 
     def add_indent_tokens(self) -> None:
@@ -56,6 +59,8 @@ class _StartsState(CodegenState):
         start = self._stack.pop()
         if node not in self.starts:  # a syntactic start, when recorded, wins
             self.starts[node] = start
+        if len(self._stack) == 1:  # printed by the module itself: one of its parts
+            self.spans[node] = (start, self.offset)
 
     @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *,
@@ -83,6 +88,9 @@ class StartPositions:
         #: on the way, so that ``_names`` need not walk the tree for them
         self.labels = frozenset(id(name) for name in state.labels)
         self._lines = [0] + [m.end() for m in NEWLINE_RE.finditer(self.code)]
+        self._module = module
+        # a module without a final newline drops its last part's (spans say where it was)
+        self._spans = state.spans if module.has_trailing_newline else {}
 
     def __contains__(self, node: cst.CSTNode) -> bool:
         return node in self._starts
@@ -102,3 +110,24 @@ class StartPositions:
 
     def start(self, node: cst.CSTNode) -> CodePosition:
         return CodePosition(*self.line_column(node))
+
+    def code_of(self, module: cst.Module) -> str:
+        """``module.code`` for a module made from this one (a rule's output), its
+        unchanged parts copied from this code instead of printed again: a rule
+        that keeps the nodes it does not change (``_walk.transform``) changes a
+        few statements of a file, and printing it all is most of what is left
+        of a pass."""
+        old = self._module
+        parts = (*module.header, *module.body, *module.footer)
+        if not (parts and module.has_trailing_newline and self._spans
+                and module.default_indent == old.default_indent
+                and module.default_newline == old.default_newline):
+            return module.code
+        out = []
+        for part in parts:
+            span = self._spans.get(part)
+            if span is None:
+                out.append(module.code_for_node(part))  # as Module prints its parts
+            else:
+                out.append(self.code[span[0]:span[1]])
+        return "".join(out)

@@ -72,3 +72,59 @@ def test_generated_programs(source):
     except cst.ParserSyntaxError:
         return  # the grammar also gives programs LibCST does not parse
     assert_same_starts(source)
+
+
+class EveryThirdStatement(cst.CSTTransformer):
+    """Changes a few top-level parts and keeps the rest (as the rules do):
+    rewrites, removes and adds statements, and a header or footer comment."""
+
+    def __init__(self):
+        self.seen = 0
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        self.seen += 1
+        if self.seen % 7 == 0:
+            return cst.RemoveFromParent()
+        if self.seen % 5 == 0:
+            return cst.FlattenSentinel([updated_node, cst.parse_statement("added = 1\n")])
+        if self.seen % 3 == 0:
+            return updated_node.with_changes(body=[cst.Pass()])
+        return updated_node
+
+    def leave_EmptyLine(self, original_node, updated_node):
+        self.seen += 1
+        if updated_node.comment is not None and self.seen % 2:
+            return updated_node.with_changes(comment=cst.Comment("# changed"))
+        return updated_node
+
+
+def assert_spliced_code_is_the_print(source: str) -> None:
+    from migrate.codemods._walk import transform_module
+
+    module = cst.parse_module(source)
+    starts = StartPositions(module)
+    new = transform_module(module, EveryThirdStatement())
+    assert starts.code_of(new) == new.code
+    assert starts.code_of(module) == module.code == source
+
+
+@pytest.mark.parametrize("source", AWKWARD + [
+    "# header\n\nimport a\n\nx = 1\n\n# footer\n",
+    "x = 1\r\ny = 2\r\nz = 3\r\n",
+    "def f():\n\treturn 1\nx = 2\ny = 3\n",
+    "x = 1\ny = 2\nz = 3",  # no final newline: printed whole
+])
+def test_unchanged_parts_are_copied_exactly(source):
+    assert_spliced_code_is_the_print(source)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_unchanged_parts_of_project_files(path):
+    assert_spliced_code_is_the_print(path.read_text(encoding="utf-8"))
+
+
+def test_a_module_with_other_defaults_is_printed_whole():
+    module = cst.parse_module("if a:\n    b = 1\n")
+    starts = StartPositions(module)
+    tabs = module.with_changes(default_indent="\t")
+    assert starts.code_of(tabs) == tabs.code
