@@ -1,4 +1,4 @@
-"""Read-only walks of a LibCST tree, without rebuilding it.
+"""Walks of a LibCST tree that do not rebuild what they leave as it was.
 
 LibCST's ``node.children`` collects a node's children by running the node's
 ``_visit_and_replace_children`` with a visitor that stops at each child: it
@@ -8,9 +8,9 @@ over the benchmark corpus that copy was over a tenth of migrating it.
 
 :func:`children` gives the same list, in the same (lexical) order, from the
 node's fields: which fields hold children, and in which order, is learnt
-once per node class from LibCST itself (the fields its
-``_visit_and_replace_children`` visits, in that order), so it follows
-LibCST's node definitions instead of restating them.
+from LibCST itself (the fields its ``_visit_and_replace_children`` visits,
+in that order), once per node class and again for a field first seen set,
+so it follows LibCST's node definitions instead of restating them.
 ``tests/scale/test_walk.py`` compares it with ``node.children`` on every node
 of the examples, the test programs and generated programs.
 
@@ -28,11 +28,15 @@ nothing under it changed (as LibCST gives it when ``visit_*`` returns False).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
+#: node class -> (the fields LibCST visits, in its order; the fields that were None
+#: and not visited in every instance learnt from: LibCST may visit some of them
+#: when they are set, as ``FormattedStringExpression.format_spec``)
+_FIELDS: Dict[type, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
 
 
 class _FieldRecorder(cst.CSTVisitor):
@@ -51,19 +55,38 @@ class _FieldRecorder(cst.CSTVisitor):
         pass
 
 
+def _visited(node: cst.CSTNode) -> List[str]:
+    recorder = _FieldRecorder()
+    node._visit_and_replace_children(recorder)
+    return recorder.fields
+
+
+def _learn(node: cst.CSTNode, known=None) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    fields = _visited(node)
+    unset = [f.name for f in dataclasses.fields(node)
+             if getattr(node, f.name) is None and f.name not in fields]
+    if known is not None:  # what earlier instances showed, merged in
+        for i, name in enumerate(known[0]):
+            if name not in fields:  # visited there, None and not visited here
+                fields.insert(fields.index(known[0][i - 1]) + 1 if i else 0, name)
+        unset = [name for name in known[1] if name in unset]
+    entry = _FIELDS[type(node)] = (tuple(fields), tuple(unset))
+    return entry
+
+
 def _fields(node: cst.CSTNode) -> Tuple[str, ...]:
-    kind = type(node)
-    try:
-        return _FIELDS[kind]
-    except KeyError:
-        recorder = _FieldRecorder()
-        node._visit_and_replace_children(recorder)  # once per node class
-        fields = _FIELDS[kind] = tuple(recorder.fields)
-        return fields
+    entry = _FIELDS.get(type(node))
+    if entry is None:
+        entry = _learn(node)
+    else:
+        for name in entry[1]:
+            if getattr(node, name) is not None:  # set here: does LibCST visit it?
+                entry = _learn(node, entry)
+                break
+    return entry[0]
 
 
-#: (node class, field) -> LibCST calls no attribute hook for the field when it is
-#: None (``FormattedStringExpression.format_spec``); learnt when first seen so
+#: (node class, field) -> LibCST calls no attribute hook for the field when it is None
 _SKIPPED_WHEN_NONE: Dict[Tuple[type, str], bool] = {}
 
 
@@ -72,9 +95,7 @@ def _skipped_when_none(node: cst.CSTNode, name: str) -> bool:
     try:
         return _SKIPPED_WHEN_NONE[key]
     except KeyError:
-        recorder = _FieldRecorder()
-        node._visit_and_replace_children(recorder)
-        skipped = _SKIPPED_WHEN_NONE[key] = name not in recorder.fields
+        skipped = _SKIPPED_WHEN_NONE[key] = name not in _visited(node)
         return skipped
 
 

@@ -92,6 +92,20 @@ def test_prune_skips_a_subtree_but_not_the_node():
     assert [n for n, _ in walk(module, prune=lambda n: True)] == [module]
 
 
+def test_a_field_visited_only_when_set_is_learnt_when_first_set(monkeypatch):
+    """LibCST visits ``format_spec`` of an f-string part only when it is set:
+    learnt from a part without one first, the children of one with it are whole."""
+    from migrate.codemods import _walk
+
+    monkeypatch.setattr(_walk, "_FIELDS", {})  # nothing learnt yet
+    module = cst.parse_module('a = f"{x}"\nb = f"{y!r:>{w}}"\nc = f"{z}"\n')
+    x, y, z = (stmt.body[0].value.parts[0] for stmt in module.body)
+    for part in (x, y, z, y):
+        mine, theirs = children(part), part.children
+        assert len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs))
+    assert len(children(y)) == 5 and len(children(x)) == 3
+
+
 def test_a_new_node_gets_its_children_too():
     call = cst.Call(func=cst.Name("f"), args=[cst.Arg(cst.Integer("1"))])
     mine = children(call)
