@@ -35,6 +35,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import functools
 import gc
+import importlib
 import multiprocessing
 import os
 import signal
@@ -371,6 +372,10 @@ def os_threads() -> Optional[int]:
         return None
 
 
+#: what the workers run: imported before they start
+_PRELOAD = ("migrate.tree", "migrate.pipeline")
+
+
 def _mp_context():
     methods = multiprocessing.get_all_start_methods()
     # Fork when nothing can go wrong: the workers start at once with what this
@@ -379,10 +384,12 @@ def _mp_context():
     # process holding threads (TensorFlow's, a test runner's): a lock one of
     # them held stays locked forever in the child.
     if "fork" in methods and sys.platform.startswith("linux") and os_threads() == 1:
+        for name in _PRELOAD:  # loaded once, here, rather than by every worker
+            importlib.import_module(name)
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["migrate.tree", "migrate.pipeline"])
+        ctx.set_forkserver_preload(list(_PRELOAD))
         return ctx
     return multiprocessing.get_context("spawn")
 
