@@ -5,8 +5,8 @@ into ``benchmarks/corpus-data/`` (gitignored), unpacks each into a tree, then
 on each tree and on both together:
 
 * ``tf_upgrade_v2 --intree T --outtree O`` (it ships with tensorflow), timed;
-* tapeshift through ``migrate.tree.migrate_files`` (``--jobs`` workers, no
-  cache), timed, outputs written to a copy of the tree;
+* tapeshift through ``migrate.tree.migrate_files`` (``--jobs`` workers, a fresh
+  cache filled as files are done), timed, outputs written to a copy of the tree;
 * the same again with a warm cache (the rerun a CI job would do), timed;
 * the current CLI ``tapeshift migrate --out DIR TREE``, timed: ``--cli auto``
   (the default) runs it with ``--jobs`` once the CLI has that flag (seen in
@@ -21,7 +21,11 @@ and prints: files, lines, wall time of each, the ratio, crashes (files a tool
 failed on), outputs that fail to compile, idempotence failures (tapeshift's
 output migrated again changes), and tapeshift's findings by code.
 
-    python benchmarks/corpus.py [--jobs N] [--packages tf-slim tflearn] [--cli auto|always|skip]
+    python benchmarks/corpus.py [--jobs N] [--rounds N] [--packages tf-slim tflearn] [--cli auto|always|skip]
+
+Both tools run ``--rounds`` times (default 3) on each tree, back to back, the
+order swapped every round; the table gives the medians and each round's ratio,
+so a burst of load on this shared machine moves one round, not the result.
 
 Targets (issue 7): zero crashes, zero outputs that fail to compile, zero
 idempotence failures, tapeshift wall time <= 1/2 of tf_upgrade_v2's with 2
@@ -35,6 +39,7 @@ import collections
 import functools
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -129,17 +134,22 @@ def run_tf_upgrade(tree: Path, out: Path) -> Tuple[float, int, int, int]:
     return seconds, failed, bad, 0
 
 
-def run_tapeshift(tree: Path, out: Path, jobs: int, cache_dir: Path):
-    files = py_files(tree)
-    shutil.rmtree(out, ignore_errors=True)
+def time_tapeshift(files: List[Path], jobs: int, cache_dir: Path):
+    """(cold seconds, cached-rerun seconds, records, rerun records): a first run
+    that fills a fresh cache as files are done, then the rerun a CI job would do."""
     shutil.rmtree(cache_dir, ignore_errors=True)
-    # first run: a fresh cache (filled as files are done), then the rerun a CI job would do
     t0 = time.perf_counter()
     records = migrate_files(files, jobs=jobs, cache=Cache(cache_dir))
     cold = time.perf_counter() - t0
     t0 = time.perf_counter()
     again = migrate_files(files, jobs=jobs, cache=Cache(cache_dir))
     warm = time.perf_counter() - t0
+    return cold, warm, records, again
+
+
+def check_tapeshift(tree: Path, out: Path, files: List[Path], records, again, jobs: int):
+    """Outputs written to a copy of the tree, compiled, and migrated again (untimed)."""
+    shutil.rmtree(out, ignore_errors=True)
     misses = sum(1 for r in again if not r.cached)  # only uncacheable records (crashes)
     crashes = sum(1 for r in records if r.error and any(f.code == "TS114" for f in r.findings))
     errors = sum(1 for r in records if r.error)
@@ -151,7 +161,7 @@ def run_tapeshift(tree: Path, out: Path, jobs: int, cache_dir: Path):
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, dest)
     bad = sum(1 for f, r in zip(files, records) if r.changed and not compiles(out / f.relative_to(tree)))
-    # idempotence: migrate the changed outputs again (untimed)
+    # idempotence: migrate the changed outputs again
     changed = [out / f.relative_to(tree) for f, r in zip(files, records) if r.changed]
     second = migrate_files(changed, jobs=jobs) if changed else []
     idem = sum(1 for r in second if r.changed)
@@ -159,7 +169,7 @@ def run_tapeshift(tree: Path, out: Path, jobs: int, cache_dir: Path):
     modes = collections.Counter(r.mode for r in records)
     slowest = sorted(((r.seconds, Path(r.path).relative_to(tree).as_posix()) for r in records),
                      reverse=True)[:3]
-    return dict(cold=cold, warm=warm, misses=misses, slowest=slowest, crashes=crashes, errors=errors, bad=bad, idem=idem,
+    return dict(misses=misses, slowest=slowest, crashes=crashes, errors=errors, bad=bad, idem=idem,
                 codes=codes, modes=modes, changed=len(changed))
 
 
@@ -219,15 +229,23 @@ def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool) -> Tuple[float, i
     return time.perf_counter() - t0, proc.returncode
 
 
+def _median(values: List[float]) -> float:
+    return statistics.median(values)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=HERE / "corpus-data",
                         help="download and work directory (default: benchmarks/corpus-data, gitignored)")
     parser.add_argument("--jobs", type=int, default=default_jobs())
     parser.add_argument("--packages", nargs="+", choices=sorted(CORPUS), default=sorted(CORPUS))
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="paired runs of both tools per tree, in alternating order; the "
+                             "table gives medians (default: 3)")
     parser.add_argument("--cli", choices=("auto", "always", "skip"), default="auto",
                         help="also time the tapeshift CLI (auto: when it has --jobs)")
     args = parser.parse_args(argv)
+    rounds = max(1, args.rounds)
 
     trees = fetch(args.data, args.packages)
     work = args.data / "out"
@@ -235,38 +253,66 @@ def main(argv=None) -> int:
     with_jobs = cli_has_jobs()
     do_cli = args.cli == "always" or (args.cli == "auto" and with_jobs)
 
+    files = {name: py_files(tree) for name, tree in trees.items()}
+    timed = {name: dict(tfu=[], ts=[], warm=[]) for name in trees}
+    first: Dict[str, tuple] = {}
+    for k in range(rounds):
+        for name, tree in trees.items():
+            # the two tools side by side, each first in every other round
+            # (the machine is shared: what it does to one it does to the other)
+            for tool in (("tfu", "ts") if k % 2 == 0 else ("ts", "tfu")):
+                if tool == "tfu":
+                    tf = run_tf_upgrade(tree, work / f"{name}.tf_upgrade_v2")
+                    timed[name]["tfu"].append(tf[0])
+                else:
+                    cold, warm, records, again = time_tapeshift(files[name], args.jobs,
+                                                                work / f"{name}.cache")
+                    timed[name]["ts"].append(cold)
+                    timed[name]["warm"].append(warm)
+            if k == 0:
+                first[name] = (tf, records, again)
+            print(f"# round {k + 1}/{rounds}: {name} done ({len(files[name])} files)",
+                  file=sys.stderr, flush=True)
+
     rows = []
     all_codes: collections.Counter = collections.Counter()
     for name, tree in trees.items():
-        files = py_files(tree)
-        lines = count_lines(files)
-        tf_s, tf_fail, tf_bad, _ = run_tf_upgrade(tree, work / f"{name}.tf_upgrade_v2")
-        ts = run_tapeshift(tree, work / f"{name}.tapeshift", args.jobs, work / f"{name}.cache")
+        (_, tf_fail, tf_bad, _), records, again = first[name]
+        ts = check_tapeshift(tree, work / f"{name}.tapeshift", files[name], records, again, args.jobs)
+        ts.update(timed[name])
+        ts["ratios"] = [a / b for a, b in zip(ts["ts"], ts["tfu"])]
+        ts["floor"] = run_libcst_floor(files[name], args.jobs)
         cli = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs) if do_cli else None
-        ts["floor"] = run_libcst_floor(files, args.jobs)
         all_codes.update(ts["codes"])
-        rows.append((name, len(files), lines, tf_s, tf_fail, tf_bad, ts, cli))
-        print(f"# {name}: done ({len(files)} files)", file=sys.stderr, flush=True)
+        rows.append((name, len(files[name]), count_lines(files[name]), tf_fail, tf_bad, ts, cli))
 
-    print(f"\nCorpus benchmark: tapeshift (in-process tree API, --jobs {args.jobs}; first run fills the cache) vs tf_upgrade_v2, "
-          f"python {sys.version.split()[0]}, {default_jobs()} core(s)\n")
-    print("| package | files | lines | tf_upgrade_v2 s | tapeshift s | ratio | cached s | cached ratio "
-          "| crashes (tfu/ts) | fail to compile (tfu/ts) | idempotence failures | ts errors | ts modes |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, n, lines, tf_s, tf_fail, tf_bad, ts, cli in rows:
+    print(f"\nCorpus benchmark: tapeshift (in-process tree API, --jobs {args.jobs}; first run fills the "
+          f"cache) vs tf_upgrade_v2, python {sys.version.split()[0]}, {default_jobs()} core(s); "
+          f"medians of {rounds} paired round(s)\n")
+    print("| package | files | lines | tf_upgrade_v2 s | tapeshift s | ratio | ratio per round "
+          "| cached s | cached ratio | crashes (tfu/ts) | fail to compile (tfu/ts) "
+          "| idempotence failures | ts errors | ts modes |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def row(label, n, lines, tfu, ts_s, warm, ratios, fails, bads, idem, errors, modes):
+        print(f"| {label} | {n} | {lines} | {_median(tfu):.1f} | {_median(ts_s):.1f} "
+              f"| {_median(ratios):.2f} | {', '.join(f'{r:.2f}' for r in ratios)} "
+              f"| {_median(warm):.2f} | {_median([w / t for w, t in zip(warm, tfu)]):.3f} "
+              f"| {fails} | {bads} | {idem} | {errors} | {modes} |")
+
+    for name, n, lines, tf_fail, tf_bad, ts, cli in rows:
         modes = ", ".join(f"{k} {v}" for k, v in sorted(ts["modes"].items()))
-        print(f"| {name} | {n} | {lines} | {tf_s:.1f} | {ts['cold']:.1f} | {ts['cold'] / tf_s:.2f} "
-              f"| {ts['warm']:.2f} | {ts['warm'] / tf_s:.3f} | {tf_fail}/{ts['crashes']} "
-              f"| {tf_bad}/{ts['bad']} | {ts['idem']} | {ts['errors']} | {modes} |")
+        row(name, n, lines, ts["tfu"], ts["ts"], ts["warm"], ts["ratios"],
+            f"{tf_fail}/{ts['crashes']}", f"{tf_bad}/{ts['bad']}", ts["idem"], ts["errors"], modes)
     if len(rows) > 1:
-        tf_t = sum(r[3] for r in rows)
-        ts_t = sum(r[6]["cold"] for r in rows)
-        w_t = sum(r[6]["warm"] for r in rows)
-        print(f"| **total** | {sum(r[1] for r in rows)} | {sum(r[2] for r in rows)} | {tf_t:.1f} "
-              f"| {ts_t:.1f} | {ts_t / tf_t:.2f} | {w_t:.2f} | {w_t / tf_t:.3f} "
-              f"| {sum(r[4] for r in rows)}/{sum(r[6]['crashes'] for r in rows)} "
-              f"| {sum(r[5] for r in rows)}/{sum(r[6]['bad'] for r in rows)} "
-              f"| {sum(r[6]['idem'] for r in rows)} | {sum(r[6]['errors'] for r in rows)} | |")
+        def total(key):  # per round, summed over the trees
+            return [sum(r[5][key][k] for r in rows) for k in range(rounds)]
+        tfu_t, ts_t, warm_t = total("tfu"), total("ts"), total("warm")
+        row("**total**", sum(r[1] for r in rows), sum(r[2] for r in rows), tfu_t, ts_t, warm_t,
+            [a / b for a, b in zip(ts_t, tfu_t)],
+            f"{sum(r[3] for r in rows)}/{sum(r[5]['crashes'] for r in rows)}",
+            f"{sum(r[4] for r in rows)}/{sum(r[5]['bad'] for r in rows)}",
+            sum(r[5]["idem"] for r in rows), sum(r[5]["errors"] for r in rows), "")
     if do_cli:
         print("\nCLI (`tapeshift migrate --out DIR TREE`" + (" --jobs N --no-cache" if with_jobs else
                                                              ", single process") + "):")
@@ -276,24 +322,26 @@ def main(argv=None) -> int:
         print("\nCLI not timed (" + ("--cli skip" if args.cli == "skip" else
                                      "it has no --jobs yet; --cli always to time it anyway") + ")")
     for name, *_rest, ts, _cli in rows:
-        print(f"{name}: slowest files (s): " + ", ".join(f"{p} {t:.1f}" for t, p in ts["slowest"])
+        print(f"{name}: slowest files in round 1 (s): "
+              + ", ".join(f"{p} {t:.1f}" for t, p in ts["slowest"])
               + f"; cache misses on rerun: {ts['misses']}")
-    print(f"\nLibCST alone on the same {args.jobs} worker(s), wall s (tf_upgrade_v2 s for scale):")
+    print(f"\nLibCST alone on the same {args.jobs} worker(s), wall s, once, after the rounds "
+          "(median tf_upgrade_v2 and tapeshift s for scale):")
     print("| package | tf_upgrade_v2 | parse + codegen | parse + one no-op transformer pass + codegen "
           "| parse + scope analysis | tapeshift |")
     print("|---|---|---|---|---|---|")
-    for name, n, lines, tf_s, tf_fail, tf_bad, ts, cli in rows:
+    for name, n, lines, tf_fail, tf_bad, ts, cli in rows:
         floor = ts["floor"]
-        print(f"| {name} | {tf_s:.1f} | {floor['codegen']:.1f} | {floor['pass']:.1f} "
-              f"| {floor['scopes']:.1f} | {ts['cold']:.1f} |")
+        print(f"| {name} | {_median(ts['tfu']):.1f} | {floor['codegen']:.1f} | {floor['pass']:.1f} "
+              f"| {floor['scopes']:.1f} | {_median(ts['ts']):.1f} |")
     if len(rows) > 1:
-        total = {k: sum(r[6]["floor"][k] for r in rows) for k in FLOORS}
-        print(f"| total | {sum(r[3] for r in rows):.1f} | {total['codegen']:.1f} | {total['pass']:.1f} "
-              f"| {total['scopes']:.1f} | {sum(r[6]['cold'] for r in rows):.1f} |")
+        floors = {k: sum(r[5]["floor"][k] for r in rows) for k in FLOORS}
+        print(f"| total | {_median(tfu_t):.1f} | {floors['codegen']:.1f} | {floors['pass']:.1f} "
+              f"| {floors['scopes']:.1f} | {_median(ts_t):.1f} |")
     print("\nFindings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(all_codes.items())))
     print("Targets: crashes 0, fail to compile 0, idempotence failures 0, ratio <= 0.50, "
           "cached ratio <= 0.05")
-    ok = all(r[6]["crashes"] == 0 and r[6]["bad"] == 0 and r[6]["idem"] == 0 for r in rows)
+    ok = all(r[5]["crashes"] == 0 and r[5]["bad"] == 0 and r[5]["idem"] == 0 for r in rows)
     return 0 if ok else 1
 
 
