@@ -16,7 +16,7 @@ are worked out from the printed text for the nodes a rule asks about.
 from __future__ import annotations
 
 import bisect
-from contextlib import contextmanager
+import itertools
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -29,26 +29,17 @@ from libcst.metadata.position_provider import NEWLINE_RE
 
 @dataclass(frozen=False)
 class _StartsState(CodegenState):
-    """A codegen state that records the character offset each node starts at."""
+    """A codegen state that records the token each node starts at (its index:
+    character offsets are summed once at the end, not kept token by token)."""
 
-    offset: int = 0
     starts: Dict[cst.CSTNode, int] = field(default_factory=dict)
     labels: List[cst.Name] = field(default_factory=list)
     #: the module's own parts (header lines, statements, footer lines) -> (start, end)
     spans: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
     _stack: List[int] = field(default_factory=list)
 
-    def add_indent_tokens(self) -> None:
-        self.tokens.extend(self.indent_tokens)
-        for token in self.indent_tokens:
-            self.offset += len(token)
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        self.offset += len(value)
-
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append(self.offset)
+        self._stack.append(len(self.tokens))
         kind = type(node)
         if kind is cst.Attribute:
             self.labels.append(node.attr)
@@ -60,17 +51,32 @@ class _StartsState(CodegenState):
         if node not in self.starts:  # a syntactic start, when recorded, wins
             self.starts[node] = start
         if len(self._stack) == 1:  # printed by the module itself: one of its parts
-            self.spans[node] = (start, self.offset)
+            self.spans[node] = (start, len(self.tokens))
 
-    @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *,
                                   start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            self.starts[node] = self.starts[start_node] if start_node is not None else start
+                                  end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
+        return _Syntactic(self, node, start_node)
+
+
+class _Syntactic:
+    """``with state.record_syntactic_position(node)``: where ``node``'s own text
+    starts (a plain class: a generator-based context manager costs more, and
+    LibCST asks for one for most nodes)."""
+
+    __slots__ = ("state", "node", "start_node", "start")
+
+    def __init__(self, state: _StartsState, node: cst.CSTNode,
+                 start_node: Optional[cst.CSTNode]) -> None:
+        self.state, self.node, self.start_node = state, node, start_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc) -> bool:
+        starts = self.state.starts
+        starts[self.node] = starts[self.start_node] if self.start_node is not None else self.start
+        return False
 
 
 class StartPositions:
@@ -88,6 +94,8 @@ class StartPositions:
         #: on the way, so that ``_names`` need not walk the tree for them
         self.labels = frozenset(id(name) for name in state.labels)
         self._lines = [0] + [m.end() for m in NEWLINE_RE.finditer(self.code)]
+        #: token index -> character offset
+        self._offsets = [0, *itertools.accumulate(map(len, state.tokens))]
         self._module = module
         # a module without a final newline drops its last part's (spans say where it was)
         self._spans = state.spans if module.has_trailing_newline else {}
@@ -104,7 +112,7 @@ class StartPositions:
     def line_column(self, node: cst.CSTNode) -> Tuple[int, int]:
         """(line, column) as ``PositionProvider`` gives them: line from 1, column from 0.
         KeyError for a node not in the module."""
-        offset = self._starts[node]
+        offset = self._offsets[self._starts[node]]
         line = bisect.bisect_right(self._lines, offset)
         return line, offset - self._lines[line - 1]
 
@@ -129,5 +137,5 @@ class StartPositions:
             if span is None:
                 out.append(module.code_for_node(part))  # as Module prints its parts
             else:
-                out.append(self.code[span[0]:span[1]])
+                out.append(self.code[self._offsets[span[0]]:self._offsets[span[1]]])
         return "".join(out)
