@@ -194,6 +194,10 @@ def _no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
     return None
 
 
+#: what holds statements: the nodes a ``STATEMENTS_ONLY`` rule visits the parts of
+_STATEMENT_LEVEL = (cst.Module, cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler,
+                    cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
 #: codemod class -> whether a method has a matcher decorator (``@m.visit``,
 #: ``@m.leave``, ``@m.call_if_inside``, ``@m.call_if_not_inside``)
 _DECORATED: dict = {}
@@ -223,7 +227,8 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     #: False: always dispatch through LibCST's matcher machinery (for tests).
     PLAIN_DISPATCH = True
     #: True: the rule changes and reports statements only, so the visit does not
-    #: go into expressions (most of a tree's nodes).
+    #: go below them (expressions are most of a tree's nodes): a small statement
+    #: (an import, an assignment) is visited, its parts are not.
     STATEMENTS_ONLY = False
     #: True: the transform keeps the nodes under which nothing changed
     #: (:func:`migrate.codemods._walk.transform`); False: LibCST's own visit,
@@ -261,8 +266,13 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
 
     # -- dispatch (what CSTTransformer.on_visit & co. do, minus a getattr per node)
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.STATEMENTS_ONLY and isinstance(node, cst.BaseExpression):
+        if self.STATEMENTS_ONLY and not isinstance(node, _STATEMENT_LEVEL):
+            if isinstance(node, cst.BaseSmallStatement):
+                self._visit(node)
             return False
+        return self._visit(node)
+
+    def _visit(self, node: cst.CSTNode) -> bool:
         if not self._plain:
             return super().on_visit(node)
         kind = type(node)
