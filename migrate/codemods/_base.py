@@ -381,6 +381,8 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     def position(self, node: cst.CSTNode):
         """(line, column) where ``node`` starts, both from 1; (0, 0) when not in the tree."""
         if isinstance(self.metadata, _OnDemand):  # shared metadata: the cheaper print
+            if node is self.metadata.wrapper.module:
+                return 1, 1  # where a module starts: no need to print it to know
             try:
                 line, column = start_positions(self.metadata.wrapper).line_column(node)
             except KeyError:

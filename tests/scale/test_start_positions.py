@@ -128,3 +128,21 @@ def test_a_module_with_other_defaults_is_printed_whole():
     starts = StartPositions(module)
     tabs = module.with_changes(default_indent="\t")
     assert starts.code_of(tabs) == tabs.code
+
+
+def test_a_module_is_reported_where_it_starts_without_a_print():
+    """A finding on the whole file (TS118) names 1:1, PositionProvider's start
+    of a module, and needs no print of the file."""
+    from migrate.codemods import _base
+    from migrate.pipeline import _Runner, _Tree
+    from migrate.codemods.contrib_slim import ContribToTfSlim
+
+    source = "\n\n# leading comment\nimport tf_slim as slim\nnet = slim.fully_connected(x, 2)\n"
+    module = cst.parse_module(source)
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    assert (ranges[module].start.line, ranges[module].start.column) == (1, 0)
+    _base.clear_tree_caches()
+    tree = _Tree(cst.parse_module(source), source, parsed=True)
+    _, findings, _ = _Runner("m.py").run(ContribToTfSlim, tree)
+    assert [(f.code, f.line, f.column) for f in findings] == [("TS118", 1, 1)]
+    assert _base.printed_start_positions(tree.wrapper) is None  # nothing printed for it
