@@ -254,21 +254,26 @@ def main(argv=None) -> int:
     do_cli = args.cli == "always" or (args.cli == "auto" and with_jobs)
 
     files = {name: py_files(tree) for name, tree in trees.items()}
-    timed = {name: dict(tfu=[], ts=[], warm=[]) for name in trees}
+    timed = {name: dict(tfu=[], ts=[], warm=[], cli=[], cli_exit=[]) for name in trees}
     first: Dict[str, tuple] = {}
+    tools = ("tfu", "ts", "cli") if do_cli else ("tfu", "ts")
     for k in range(rounds):
         for name, tree in trees.items():
-            # the two tools side by side, each first in every other round
+            # the tools side by side, in reverse order every other round
             # (the machine is shared: what it does to one it does to the other)
-            for tool in (("tfu", "ts") if k % 2 == 0 else ("ts", "tfu")):
+            for tool in (tools if k % 2 == 0 else tools[::-1]):
                 if tool == "tfu":
                     tf = run_tf_upgrade(tree, work / f"{name}.tf_upgrade_v2")
                     timed[name]["tfu"].append(tf[0])
-                else:
+                elif tool == "ts":
                     cold, warm, records, again = time_tapeshift(files[name], args.jobs,
                                                                 work / f"{name}.cache")
                     timed[name]["ts"].append(cold)
                     timed[name]["warm"].append(warm)
+                else:
+                    seconds, code = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs)
+                    timed[name]["cli"].append(seconds)
+                    timed[name]["cli_exit"].append(code)
             if k == 0:
                 first[name] = (tf, records, again)
             print(f"# round {k + 1}/{rounds}: {name} done ({len(files[name])} files)",
@@ -282,9 +287,8 @@ def main(argv=None) -> int:
         ts.update(timed[name])
         ts["ratios"] = [a / b for a, b in zip(ts["ts"], ts["tfu"])]
         ts["floor"] = run_libcst_floor(files[name], args.jobs)
-        cli = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs) if do_cli else None
         all_codes.update(ts["codes"])
-        rows.append((name, len(files[name]), count_lines(files[name]), tf_fail, tf_bad, ts, cli))
+        rows.append((name, len(files[name]), count_lines(files[name]), tf_fail, tf_bad, ts, None))
 
     print(f"\nCorpus benchmark: tapeshift (in-process tree API, --jobs {args.jobs}; first run fills the "
           f"cache) vs tf_upgrade_v2, python {sys.version.split()[0]}, {default_jobs()} core(s); "
@@ -315,9 +319,17 @@ def main(argv=None) -> int:
             sum(r[5]["idem"] for r in rows), sum(r[5]["errors"] for r in rows), "")
     if do_cli:
         print("\nCLI (`tapeshift migrate --out DIR TREE`" + (" --jobs N --no-cache" if with_jobs else
-                                                             ", single process") + "):")
-        for name, *_rest, cli in rows:
-            print(f"  {name}: {cli[0]:.1f} s, exit {cli[1]}")
+                                                             ", single process") + "; a new "
+              "process, its start and imports included), in the same rounds:")
+        for name, *_rest, ts, _cli in rows:
+            ratios = [a / b for a, b in zip(ts["cli"], ts["tfu"])]
+            print(f"  {name}: {_median(ts['cli']):.1f} s, ratio {_median(ratios):.2f} "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}), exit {sorted(set(ts['cli_exit']))}")
+        if len(rows) > 1:
+            cli_t = [sum(r[5]["cli"][k] for r in rows) for k in range(rounds)]
+            ratios = [a / b for a, b in zip(cli_t, tfu_t)]
+            print(f"  total: {_median(cli_t):.1f} s, ratio {_median(ratios):.2f} "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)})")
     else:
         print("\nCLI not timed (" + ("--cli skip" if args.cli == "skip" else
                                      "it has no --jobs yet; --cli always to time it anyway") + ")")
