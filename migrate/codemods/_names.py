@@ -43,7 +43,7 @@ from libcst.metadata import GlobalScope, QualifiedName
 
 from migrate.codemods._starts import StartPositions
 from migrate.codemods._statements import statement_children
-from migrate.codemods._walk import children
+from migrate.codemods._walk import nodes
 from migrate.python_syntax import parse, symbols
 
 #: Packages whose names the rules read; every other qualified name is ignored.
@@ -72,7 +72,7 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
     statements = {id(statement): statement for _, statement, _ in imports}
     recorded = {id(statement) for _, statement, package in imports if package}
     for key, statement in statements.items():
-        inside.update(id(n) for n in _subtree(statement))
+        inside.update(id(n) for n in nodes(statement))
         if key not in recorded:
             continue
         for alias in statement.names:  # what LibCST's scope visitor records
@@ -156,14 +156,6 @@ def _dotted_names(node) -> Iterator[str]:
         yield get_full_name_for_node(node)
         node = node.value
     yield node.value
-
-
-def _subtree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(children(n))
 
 
 # -- when the aliases mean their imports everywhere ---------------------------------
