@@ -298,9 +298,10 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     def kept_tree(self) -> bool:
         """After ``transform_module``: True when the visit certainly gave back the
         tree it was given (no leave method replaced a node; LibCST's own visit
-        may still have rebuilt it), so its code is unchanged without printing it. False when it may
-        have changed: a node was replaced, imports were added or removed, or the
-        class overrides ``on_leave`` or the transform itself, which this cannot see."""
+        may still have rebuilt it), so its code is unchanged without printing
+        it. False when it may have changed: a node was replaced, imports were
+        added or removed, or the class overrides ``on_leave`` or the transform
+        itself, which this cannot see."""
         cls = type(self)
         return (not self._rewrote
                 and cls.on_leave is TapeshiftCodemod.on_leave
