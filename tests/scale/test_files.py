@@ -183,7 +183,11 @@ def test_ctrl_c_is_held_until_the_file_is_complete(tmp_path, monkeypatch):
     real_fsync = os.fsync
 
     def ctrl_c_then_fsync(fd):
-        os.kill(os.getpid(), signal.SIGINT)  # arrives mid-write
+        # arrives mid-write, sent to this thread (the one Python runs handlers
+        # in): sent to the process (os.kill), it once went unhandled until
+        # after the write in a full CI run, where this process also holds
+        # TensorFlow's and earlier pools' threads
+        signal.raise_signal(signal.SIGINT)
         real_fsync(fd)
 
     monkeypatch.setattr(files.os, "fsync", ctrl_c_then_fsync)
