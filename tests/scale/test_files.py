@@ -178,20 +178,48 @@ def test_interrupt_during_write_leaves_old_file_and_no_temp(tmp_path, monkeypatc
     assert leftovers(tmp_path) == []
 
 
-def test_ctrl_c_is_held_until_the_file_is_complete(tmp_path, monkeypatch):
-    f = make(tmp_path, "a.py", "original\n")
+@pytest.fixture
+def sigint_handler():
+    """Install a known SIGINT handler for the test and put back the old one.
+
+    A process started in the background by a non-interactive shell inherits
+    SIGINT as ignored, and the writer rightly restores whatever was there.
+    """
+    def install(handler):
+        signal.signal(signal.SIGINT, handler)
+
+    old = signal.getsignal(signal.SIGINT)
+    yield install
+    signal.signal(signal.SIGINT, old)
+
+
+def ctrl_c_during_fsync(monkeypatch):
     real_fsync = os.fsync
 
     def ctrl_c_then_fsync(fd):
-        # arrives mid-write, sent to this thread (the one Python runs handlers
-        # in): sent to the process (os.kill), it once went unhandled until
-        # after the write in a full CI run, where this process also holds
-        # TensorFlow's and earlier pools' threads
+        # arrives mid-write, after the data and before the rename
         signal.raise_signal(signal.SIGINT)
         real_fsync(fd)
 
     monkeypatch.setattr(files.os, "fsync", ctrl_c_then_fsync)
+
+
+def test_ctrl_c_is_held_until_the_file_is_complete(tmp_path, monkeypatch, sigint_handler):
+    sigint_handler(signal.default_int_handler)
+    f = make(tmp_path, "a.py", "original\n")
+    ctrl_c_during_fsync(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         atomic_write_bytes(f, b"complete\n")
     assert f.read_bytes() == b"complete\n"
     assert leftovers(tmp_path) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_ignored_ctrl_c_stays_ignored(tmp_path, monkeypatch, sigint_handler):
+    sigint_handler(signal.SIG_IGN)
+    f = make(tmp_path, "a.py", "original\n")
+    ctrl_c_during_fsync(monkeypatch)
+    atomic_write_bytes(f, b"complete\n")
+    assert f.read_bytes() == b"complete\n"
+    assert leftovers(tmp_path) == []
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
