@@ -21,7 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from migrate.codemods._names import import_qualified_names
 from migrate.codemods._starts import StartPositions
-from migrate.codemods._walk import nodes, transform_module, walk
+from migrate.codemods._walk import instance_test, nodes, transform_module, walk
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
@@ -195,8 +195,10 @@ def _no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
 
 
 #: what holds statements: the nodes a ``STATEMENTS_ONLY`` rule visits the parts of
-_STATEMENT_LEVEL = (cst.Module, cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler,
-                    cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+_statement_level = instance_test((cst.Module, cst.BaseStatement, cst.BaseSuite, cst.Else,
+                                  cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+                                  cst.MatchCase))
+_small_statement = instance_test(cst.BaseSmallStatement)
 
 #: codemod class -> whether a method has a matcher decorator (``@m.visit``,
 #: ``@m.leave``, ``@m.call_if_inside``, ``@m.call_if_not_inside``)
@@ -266,8 +268,8 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
 
     # -- dispatch (what CSTTransformer.on_visit & co. do, minus a getattr per node)
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.STATEMENTS_ONLY and not isinstance(node, _STATEMENT_LEVEL):
-            if isinstance(node, cst.BaseSmallStatement):
+        if self.STATEMENTS_ONLY and not _statement_level(node):
+            if _small_statement(node):
                 self._visit(node)
             return False
         return self._visit(node)

@@ -12,20 +12,25 @@ from typing import List
 
 import libcst as cst
 
+from migrate.codemods._walk import instance_test
+
 #: the fields of compound statements and suites that hold statements, in the order LibCST visits them
 _FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+_leaf = instance_test((cst.BaseExpression, cst.BaseSmallStatement))
+_node = instance_test(cst.CSTNode)
 
 
 def statement_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The statements, suites and clauses directly under ``node`` (a module,
     statement, suite or clause); nothing for a small statement or an expression."""
-    if isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement)):
+    if _leaf(node):
         return []
     out: List[cst.CSTNode] = []
     for field in _FIELDS:
         value = getattr(node, field, None)
-        if isinstance(value, cst.CSTNode):
+        if _node(value):
             out.append(value)
         elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+            out.extend(v for v in value if _node(v))
     return out

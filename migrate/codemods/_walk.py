@@ -99,16 +99,56 @@ def _skipped_when_none(node: cst.CSTNode, name: str) -> bool:
         return skipped
 
 
+# What a field's value is, by its type: LibCST's node classes are ABCs, and
+# ``isinstance`` against one takes the ABC machinery's slow path on every call
+# (about a tenth of a rule pass); the answer per type is looked up instead.
+_NODE, _SEQUENCE, _OTHER = 1, 2, 3
+_KINDS: Dict[type, int] = {}
+
+
+def _kind(value: object) -> int:
+    kind = _KINDS[type(value)] = (
+        _NODE if isinstance(value, cst.CSTNode)
+        else _SEQUENCE if isinstance(value, (tuple, list))  # a sequence field holds nodes only
+        else _OTHER)  # None, MaybeSentinel, strings
+    return kind
+
+
+#: type -> whether a transformer may return it (what LibCST's visit accepts)
+_RESULTS: Dict[type, bool] = {}
+
+
+def _valid_result(value: object) -> bool:
+    valid = _RESULTS[type(value)] = isinstance(
+        value, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel))
+    return valid
+
+
+def instance_test(classes: Union[type, Tuple[type, ...]]) -> Callable[[object], bool]:
+    """``lambda value: isinstance(value, classes)``, answered once per type of
+    value: for the per-node tests of a walk over LibCST's (ABC) node classes."""
+    answers: Dict[type, bool] = {}
+
+    def test(value: object) -> bool:
+        try:
+            return answers[type(value)]
+        except KeyError:
+            answer = answers[type(value)] = isinstance(value, classes)
+            return answer
+    return test
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the nodes directly under ``node``, in source order."""
     out: List[cst.CSTNode] = []
     for name in _fields(node):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = _KINDS.get(type(value)) or _kind(value)
+        if kind == _NODE:
             out.append(value)
-        elif isinstance(value, (tuple, list)):  # a sequence field holds nodes only
+        elif kind == _SEQUENCE:
             out.extend(value)
-    return out  # None and MaybeSentinel values are not children
+    return out
 
 
 def walk(root: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = None
@@ -177,11 +217,12 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
             if value is None and _skipped_when_none(node, name):
                 continue
             transformer.on_visit_attribute(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = _KINDS.get(type(value)) or _kind(value)
+            if kind == _NODE:
                 new = transform(value, transformer)
                 results.append(new)
                 changed = changed or new is not value
-            elif isinstance(value, (tuple, list)):
+            elif kind == _SEQUENCE:
                 for child in value:
                     new = transform(child, transformer)
                     results.append(new)
@@ -191,7 +232,8 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
     else:
         updated = node
     result = transformer.on_leave(node, updated)
-    if not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
+    valid = _RESULTS.get(type(result))
+    if not (valid or valid is None and _valid_result(result)):
         raise cst.CSTValidationError(  # what LibCST's visit says
             "Expected a node of type CSTNode or a RemovalSentinel, "
             f"but got a return value of {type(result).__name__}")

@@ -16,9 +16,12 @@ import libcst as cst
 
 from migrate.codemods._base import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
 from migrate.codemods._statements import statement_children
-from migrate.codemods._walk import children
+from migrate.codemods._walk import children, instance_test
 
 _V1 = "tensorflow.compat.v1"
+# per-node tests of the walk in visit_Module (memoized isinstance: node classes are ABCs)
+_is_call, _is_import, _is_import_from = (instance_test(cst.Call), instance_test(cst.Import),
+                                        instance_test(cst.ImportFrom))
 
 
 def _dotted(text: str) -> cst.BaseExpression:
@@ -51,9 +54,9 @@ class CompatFallback(TapeshiftCodemod):
 
         def walk(n, stack):
             nonlocal first_tf_stmt, alias, from_stmt
-            if isinstance(n, cst.Call) and owner.is_tf(n.func, "disable_v2_behavior"):
+            if _is_call(n) and owner.is_tf(n.func, "disable_v2_behavior"):
                 owner._has_disable = True
-            if isinstance(n, cst.Import):
+            if _is_import(n):
                 for a in n.names:
                     name = code_of(a.name)
                     if name == "tensorflow" or name.startswith("tensorflow."):
@@ -63,7 +66,7 @@ class CompatFallback(TapeshiftCodemod):
                             alias = code_of(a.asname.name) if a.asname else (
                                 "tensorflow" if name == "tensorflow" else None)
                 return
-            if isinstance(n, cst.ImportFrom) and n.module is not None and n.relative == ():
+            if _is_import_from(n) and n.module is not None and n.relative == ():
                 mod = code_of(n.module)
                 if mod == "tensorflow" or mod.startswith("tensorflow."):
                     owner._uses_tf = True

@@ -49,7 +49,7 @@ from migrate.codemods._base import (
     tf_module_alias,
 )
 from migrate.codemods._dataflow import Stmt, backward_slice, block_info, names_of
-from migrate.codemods._walk import children
+from migrate.codemods._walk import children, instance_test
 from migrate.codemods.contrib_slim import is_slim_call, slim_calls_only_in, spells
 
 #: the option (in the shared scratch of one migration) that makes each step
@@ -77,6 +77,7 @@ GRAPH_ONLY = frozenset({
 RANDOM_PREFIXES = ("random", "truncated_normal", "multinomial", "nn.dropout", "layers.dropout")
 SEEDING = frozenset({"set_random_seed", "random.set_seed"})
 TRAINABLE_LISTS = frozenset({"trainable_variables"})
+_is_call = instance_test(cst.Call)  # the analysis walk's per-node test
 GLOBAL_STEPS = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 INITIALIZERS = frozenset({
     "global_variables_initializer", "initialize_all_variables",
@@ -153,7 +154,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
             nonlocal fed, seeded
-            if isinstance(n, cst.Call):
+            if _is_call(n):
                 name = self.tf_api_name(n.func)
                 if name in SESSIONS:
                     sessions.append((n, list(stack)))

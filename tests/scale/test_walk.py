@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate.codemods._walk import children, nodes, transform_module, walk
+from migrate.codemods._walk import children, instance_test, nodes, transform_module, walk
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = [f for f in (sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate").rglob("*.py"))
@@ -111,6 +111,20 @@ def test_a_new_node_gets_its_children_too():
     mine = children(call)
     assert [type(n) for n in mine] == [type(n) for n in call.children]
     assert mine[0] is call.func and mine[-1] is call.args[0] and len(mine) == 4  # two whitespaces
+
+
+@pytest.mark.parametrize("classes", [
+    cst.Call, cst.Name, cst.BaseExpression, cst.BaseSmallStatement, cst.CSTNode,
+    (cst.Import, cst.ImportFrom), (cst.BaseStatement, cst.BaseSuite, cst.Module),
+], ids=repr)
+def test_instance_test_answers_as_isinstance(classes):
+    test = instance_test(classes)
+    module = cst.parse_module((ROOT / "migrate" / "pipeline.py").read_text() + "".join(AWKWARD))
+    values = list(nodes(module)) + [None, cst.MaybeSentinel.DEFAULT, cst.RemoveFromParent(),
+                                    "x", (), []]
+    for value in values + values:  # the second time from what it remembers
+        assert test(value) is isinstance(value, classes), (type(value), classes)
+    assert any(test(v) for v in values) and not all(test(v) for v in values)
 
 
 @settings(max_examples=40, deadline=None,
