@@ -21,7 +21,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from migrate.codemods._names import import_qualified_names
 from migrate.codemods._starts import StartPositions
-from migrate.codemods._walk import instance_test, nodes, transform_module, walk
+from migrate.codemods._walk import (instance_test, no_attribute_hook, nodes, transform_module,
+                                    walk)
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
@@ -190,10 +191,6 @@ def _has_attribute_hooks(cls: type) -> bool:
                for name in vars(klass))
 
 
-def _no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
-    return None
-
-
 #: what holds statements: the nodes a ``STATEMENTS_ONLY`` rule visits the parts of
 _statement_level = instance_test((cst.Module, cst.BaseStatement, cst.BaseSuite, cst.Else,
                                   cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
@@ -255,8 +252,10 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         self._plain = self.PLAIN_DISPATCH and not decorated
         if self._plain and not _has_attribute_hooks(type(self)):
             # LibCST calls these around every child of every node: most rules have no use
-            self.on_visit_attribute = self.on_leave_attribute = _no_attribute_hook
+            self.on_visit_attribute = self.on_leave_attribute = no_attribute_hook
         self._hooks: dict = {}
+        self._visits: dict = {}  # node class -> visit_<Node> method or None
+        self._leaves: dict = {}  # node class -> leave_<Node> method or None
         self._rewrote = False  # a leave method returned another node than it was given
 
     def _hook(self, key, name: str):
@@ -278,7 +277,10 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         if not self._plain:
             return super().on_visit(node)
         kind = type(node)
-        hook = self._hook(("visit", kind), f"visit_{kind.__name__}")
+        try:
+            hook = self._visits[kind]
+        except KeyError:  # the method's name is made once per class, not per node
+            hook = self._visits[kind] = getattr(self, f"visit_{kind.__name__}", None)
         return hook is None or hook(node) is not False
 
     def on_leave(self, original_node, updated_node):
@@ -286,7 +288,10 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
             result = super().on_leave(original_node, updated_node)
         else:
             kind = type(original_node)
-            hook = self._hook(("leave", kind), f"leave_{kind.__name__}")
+            try:
+                hook = self._leaves[kind]
+            except KeyError:
+                hook = self._leaves[kind] = getattr(self, f"leave_{kind.__name__}", None)
             result = updated_node if hook is None else hook(original_node, updated_node)
         if result is not updated_node:
             self._rewrote = True

@@ -207,37 +207,53 @@ class _Replay(cst.CSTTransformer):
 Visited = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 
 
+def no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
+    """An ``on_visit_attribute``/``on_leave_attribute`` that does nothing: a
+    transformer that has it for both is not called around each field."""
+    return None
+
+
 def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
     """``node.visit(transformer)``, keeping every node under which nothing changed."""
-    if transformer.on_visit(node):
-        results: List[Visited] = []
-        changed = False
-        for name in _fields(node):
-            value = getattr(node, name)
-            if value is None and _skipped_when_none(node, name):
-                continue
-            transformer.on_visit_attribute(node, name)
-            kind = _KINDS.get(type(value)) or _kind(value)
-            if kind == _NODE:
-                new = transform(value, transformer)
-                results.append(new)
-                changed = changed or new is not value
-            elif kind == _SEQUENCE:
-                for child in value:
-                    new = transform(child, transformer)
+    on_visit, on_leave = transformer.on_visit, transformer.on_leave
+    visit_attribute = transformer.on_visit_attribute
+    leave_attribute = transformer.on_leave_attribute
+    attributes = not (visit_attribute is no_attribute_hook and leave_attribute is no_attribute_hook)
+
+    def visit(node: cst.CSTNode) -> Visited:
+        if on_visit(node):
+            results: List[Visited] = []
+            changed = False
+            for name in _fields(node):
+                value = getattr(node, name)
+                if value is None and _skipped_when_none(node, name):
+                    continue
+                if attributes:
+                    visit_attribute(node, name)
+                kind = _KINDS.get(type(value)) or _kind(value)
+                if kind == _NODE:
+                    new = visit(value)
                     results.append(new)
-                    changed = changed or new is not child
-            transformer.on_leave_attribute(node, name)
-        updated = node._visit_and_replace_children(_Replay(results)) if changed else node
-    else:
-        updated = node
-    result = transformer.on_leave(node, updated)
-    valid = _RESULTS.get(type(result))
-    if not (valid or valid is None and _valid_result(result)):
-        raise cst.CSTValidationError(  # what LibCST's visit says
-            "Expected a node of type CSTNode or a RemovalSentinel, "
-            f"but got a return value of {type(result).__name__}")
-    return result
+                    changed = changed or new is not value
+                elif kind == _SEQUENCE:
+                    for child in value:
+                        new = visit(child)
+                        results.append(new)
+                        changed = changed or new is not child
+                if attributes:
+                    leave_attribute(node, name)
+            updated = node._visit_and_replace_children(_Replay(results)) if changed else node
+        else:
+            updated = node
+        result = on_leave(node, updated)
+        valid = _RESULTS.get(type(result))
+        if not (valid or valid is None and _valid_result(result)):
+            raise cst.CSTValidationError(  # what LibCST's visit says
+                "Expected a node of type CSTNode or a RemovalSentinel, "
+                f"but got a return value of {type(result).__name__}")
+        return result
+
+    return visit(node)
 
 
 def transform_module(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module:
