@@ -114,16 +114,6 @@ def _kind(value: object) -> int:
     return kind
 
 
-#: type -> whether a transformer may return it (what LibCST's visit accepts)
-_RESULTS: Dict[type, bool] = {}
-
-
-def _valid_result(value: object) -> bool:
-    valid = _RESULTS[type(value)] = isinstance(
-        value, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel))
-    return valid
-
-
 def instance_test(classes: Union[type, Tuple[type, ...]]) -> Callable[[object], bool]:
     """``lambda value: isinstance(value, classes)``, answered once per type of
     value: for the per-node tests of a walk over LibCST's (ABC) node classes."""
@@ -136,6 +126,10 @@ def instance_test(classes: Union[type, Tuple[type, ...]]) -> Callable[[object], 
             answer = answers[type(value)] = isinstance(value, classes)
             return answer
     return test
+
+
+#: what a transformer may return (what LibCST's visit accepts)
+_valid_result = instance_test((cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel))
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
@@ -246,8 +240,7 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
         else:
             updated = node
         result = on_leave(node, updated)
-        valid = _RESULTS.get(type(result))
-        if not (valid or valid is None and _valid_result(result)):
+        if not _valid_result(result):
             raise cst.CSTValidationError(  # what LibCST's visit says
                 "Expected a node of type CSTNode or a RemovalSentinel, "
                 f"but got a return value of {type(result).__name__}")
