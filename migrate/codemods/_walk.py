@@ -99,21 +99,6 @@ def _skipped_when_none(node: cst.CSTNode, name: str) -> bool:
         return skipped
 
 
-# What a field's value is, by its type: LibCST's node classes are ABCs, and
-# ``isinstance`` against one takes the ABC machinery's slow path on every call
-# (about a tenth of a rule pass); the answer per type is looked up instead.
-_NODE, _SEQUENCE, _OTHER = 1, 2, 3
-_KINDS: Dict[type, int] = {}
-
-
-def _kind(value: object) -> int:
-    kind = _KINDS[type(value)] = (
-        _NODE if isinstance(value, cst.CSTNode)
-        else _SEQUENCE if isinstance(value, (tuple, list))  # a sequence field holds nodes only
-        else _OTHER)  # None, MaybeSentinel, strings
-    return kind
-
-
 def instance_test(classes: Union[type, Tuple[type, ...]]) -> Callable[[object], bool]:
     """``lambda value: isinstance(value, classes)``, answered once per type of
     value: for the per-node tests of a walk over LibCST's (ABC) node classes."""
@@ -128,6 +113,9 @@ def instance_test(classes: Union[type, Tuple[type, ...]]) -> Callable[[object], 
     return test
 
 
+# LibCST's node classes are ABCs: ``isinstance`` against one takes the ABC
+# machinery's slow path on every call (about a tenth of a rule pass)
+_is_node = instance_test(cst.CSTNode)
 #: what a transformer may return (what LibCST's visit accepts)
 _valid_result = instance_test((cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel))
 
@@ -137,12 +125,11 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     out: List[cst.CSTNode] = []
     for name in _fields(node):
         value = getattr(node, name)
-        kind = _KINDS.get(type(value)) or _kind(value)
-        if kind == _NODE:
+        if _is_node(value):
             out.append(value)
-        elif kind == _SEQUENCE:
+        elif isinstance(value, (tuple, list)):  # a sequence field holds nodes only
             out.extend(value)
-    return out
+    return out  # None and MaybeSentinel values are not children
 
 
 def walk(root: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = None
@@ -224,12 +211,11 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
                     continue
                 if attributes:
                     visit_attribute(node, name)
-                kind = _KINDS.get(type(value)) or _kind(value)
-                if kind == _NODE:
+                if _is_node(value):
                     new = visit(value)
                     results.append(new)
                     changed = changed or new is not value
-                elif kind == _SEQUENCE:
+                elif isinstance(value, (tuple, list)):
                     for child in value:
                         new = visit(child)
                         results.append(new)
