@@ -39,7 +39,6 @@ import collections
 import functools
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -47,6 +46,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from statistics import median
 from typing import Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
@@ -229,10 +229,6 @@ def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool) -> Tuple[float, i
     return time.perf_counter() - t0, proc.returncode
 
 
-def _median(values: List[float]) -> float:
-    return statistics.median(values)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=HERE / "corpus-data",
@@ -288,7 +284,7 @@ def main(argv=None) -> int:
         ts["ratios"] = [a / b for a, b in zip(ts["ts"], ts["tfu"])]
         ts["floor"] = run_libcst_floor(files[name], args.jobs)
         all_codes.update(ts["codes"])
-        rows.append((name, len(files[name]), count_lines(files[name]), tf_fail, tf_bad, ts, None))
+        rows.append((name, len(files[name]), count_lines(files[name]), tf_fail, tf_bad, ts))
 
     print(f"\nCorpus benchmark: tapeshift (in-process tree API, --jobs {args.jobs}; first run fills the "
           f"cache) vs tf_upgrade_v2, python {sys.version.split()[0]}, {default_jobs()} core(s); "
@@ -299,12 +295,12 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
     def row(label, n, lines, tfu, ts_s, warm, ratios, fails, bads, idem, errors, modes):
-        print(f"| {label} | {n} | {lines} | {_median(tfu):.1f} | {_median(ts_s):.1f} "
-              f"| {_median(ratios):.2f} | {', '.join(f'{r:.2f}' for r in ratios)} "
-              f"| {_median(warm):.2f} | {_median([w / t for w, t in zip(warm, tfu)]):.3f} "
+        print(f"| {label} | {n} | {lines} | {median(tfu):.1f} | {median(ts_s):.1f} "
+              f"| {median(ratios):.2f} | {', '.join(f'{r:.2f}' for r in ratios)} "
+              f"| {median(warm):.2f} | {median([w / t for w, t in zip(warm, tfu)]):.3f} "
               f"| {fails} | {bads} | {idem} | {errors} | {modes} |")
 
-    for name, n, lines, tf_fail, tf_bad, ts, cli in rows:
+    for name, n, lines, tf_fail, tf_bad, ts in rows:
         modes = ", ".join(f"{k} {v}" for k, v in sorted(ts["modes"].items()))
         row(name, n, lines, ts["tfu"], ts["ts"], ts["warm"], ts["ratios"],
             f"{tf_fail}/{ts['crashes']}", f"{tf_bad}/{ts['bad']}", ts["idem"], ts["errors"], modes)
@@ -321,19 +317,19 @@ def main(argv=None) -> int:
         print("\nCLI (`tapeshift migrate --out DIR TREE`" + (" --jobs N --no-cache" if with_jobs else
                                                              ", single process") + "; a new "
               "process, its start and imports included), in the same rounds:")
-        for name, *_rest, ts, _cli in rows:
+        for name, *_rest, ts in rows:
             ratios = [a / b for a, b in zip(ts["cli"], ts["tfu"])]
-            print(f"  {name}: {_median(ts['cli']):.1f} s, ratio {_median(ratios):.2f} "
+            print(f"  {name}: {median(ts['cli']):.1f} s, ratio {median(ratios):.2f} "
                   f"({', '.join(f'{r:.2f}' for r in ratios)}), exit {sorted(set(ts['cli_exit']))}")
         if len(rows) > 1:
             cli_t = [sum(r[5]["cli"][k] for r in rows) for k in range(rounds)]
             ratios = [a / b for a, b in zip(cli_t, tfu_t)]
-            print(f"  total: {_median(cli_t):.1f} s, ratio {_median(ratios):.2f} "
+            print(f"  total: {median(cli_t):.1f} s, ratio {median(ratios):.2f} "
                   f"({', '.join(f'{r:.2f}' for r in ratios)})")
     else:
         print("\nCLI not timed (" + ("--cli skip" if args.cli == "skip" else
                                      "it has no --jobs yet; --cli always to time it anyway") + ")")
-    for name, *_rest, ts, _cli in rows:
+    for name, *_rest, ts in rows:
         print(f"{name}: slowest files in round 1 (s): "
               + ", ".join(f"{p} {t:.1f}" for t, p in ts["slowest"])
               + f"; cache misses on rerun: {ts['misses']}")
@@ -342,14 +338,14 @@ def main(argv=None) -> int:
     print("| package | tf_upgrade_v2 | parse + codegen | parse + one no-op transformer pass + codegen "
           "| parse + scope analysis | tapeshift |")
     print("|---|---|---|---|---|---|")
-    for name, n, lines, tf_fail, tf_bad, ts, cli in rows:
+    for name, n, lines, tf_fail, tf_bad, ts in rows:
         floor = ts["floor"]
-        print(f"| {name} | {_median(ts['tfu']):.1f} | {floor['codegen']:.1f} | {floor['pass']:.1f} "
-              f"| {floor['scopes']:.1f} | {_median(ts['ts']):.1f} |")
+        print(f"| {name} | {median(ts['tfu']):.1f} | {floor['codegen']:.1f} | {floor['pass']:.1f} "
+              f"| {floor['scopes']:.1f} | {median(ts['ts']):.1f} |")
     if len(rows) > 1:
         floors = {k: sum(r[5]["floor"][k] for r in rows) for k in FLOORS}
-        print(f"| total | {_median(tfu_t):.1f} | {floors['codegen']:.1f} | {floors['pass']:.1f} "
-              f"| {floors['scopes']:.1f} | {_median(ts_t):.1f} |")
+        print(f"| total | {median(tfu_t):.1f} | {floors['codegen']:.1f} | {floors['pass']:.1f} "
+              f"| {floors['scopes']:.1f} | {median(ts_t):.1f} |")
     print("\nFindings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(all_codes.items())))
     print("Targets: crashes 0, fail to compile 0, idempotence failures 0, ratio <= 0.50, "
           "cached ratio <= 0.05")
