@@ -77,7 +77,6 @@ GRAPH_ONLY = frozenset({
 RANDOM_PREFIXES = ("random", "truncated_normal", "multinomial", "nn.dropout", "layers.dropout")
 SEEDING = frozenset({"set_random_seed", "random.set_seed"})
 TRAINABLE_LISTS = frozenset({"trainable_variables"})
-_is_call = instance_test(cst.Call)  # the analysis walk's per-node test
 GLOBAL_STEPS = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 INITIALIZERS = frozenset({
     "global_variables_initializer", "initialize_all_variables",
@@ -86,6 +85,8 @@ INITIALIZERS = frozenset({
 })
 #: Python literal -> the dtype TensorFlow gives it.
 _LITERAL_DTYPES = {cst.Float: "float32", cst.Integer: "int32"}
+# the analysis walk's per-node test (memoized isinstance: node classes are ABCs)
+_is_call = instance_test(cst.Call)
 
 
 class _Bail(Exception):

@@ -51,14 +51,14 @@ RANDOM = frozenset({
 })
 SEEDING = frozenset({"set_random_seed", "random.set_seed"})
 OVERRIDES = frozenset({"RegisterGradient"})
-
-# per-node tests of the analysis walk (memoized isinstance: node classes are ABCs)
-_is_call, _is_name, _is_function = (instance_test(cst.Call), instance_test(cst.Name),
-                                    instance_test(cst.FunctionDef))
 NO_VALUE = frozenset({"group", "no_op"})
 #: Graph housekeeping with no meaning in eager code; the statement goes.
 GRAPH_HOUSEKEEPING = frozenset({"reset_default_graph"})
 VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
+
+# per-node tests of the analysis walk (memoized isinstance: node classes are ABCs)
+_is_call, _is_name, _is_function = (instance_test(cst.Call), instance_test(cst.Name),
+                                    instance_test(cst.FunctionDef))
 
 
 class SessionToEager(KindMixin, TapeshiftCodemod):
