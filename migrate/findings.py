@@ -295,7 +295,7 @@ register(CodeInfo(
          "more than one Session, `tf.sparse_placeholder`, placeholders without a Session.",
     why="A fed graph is a function of its feeds; straight-line eager code would "
         "compute each tensor once, with whatever value existed when the line ran "
-        "(GAPS.md section 1). The feeds rule turns each distinct set of fetches into "
+        "(docs/tf1-vs-tf2.md, section 1). The feeds rule turns each distinct set of fetches into "
         "a function of the placeholders it needs; what it cannot place exactly stays "
         "in compat form.",
     example="x = tf.placeholder(tf.float32)\nfeed = {x: 2.0}\nprint(sess.run(y, feed_dict=feed))",
@@ -317,7 +317,7 @@ register(CodeInfo(
          "ops outside variable initialisers.",
     why="In a graph these run each time `sess.run` fetches them; in eager code "
         "they would run once, when the line is reached, so losses read later "
-        "would see different variable values (GAPS.md section 1). Train ops the "
+        "would see different variable values (docs/tf1-vs-tf2.md, section 1). Train ops the "
         "feeds rule converts run inside the step function of their `sess.run`.",
     example="train = opt.minimize(loss, var_list=tf.get_collection('actor'))",
     use_instead="train = opt.minimize(loss, var_list=[W1, b1])  # an explicit list is converted",
@@ -386,7 +386,7 @@ register(CodeInfo(
     summary="gradient_override_map / RegisterGradient is ignored in eager mode",
     what="Finds `@tf.RegisterGradient` and `graph.gradient_override_map(...)`.",
     why="In eager mode the override map is silently ignored: a gradient-reversal "
-        "layer gave [-3, -3] in a graph and [3, 3] under a tape (GAPS.md section 8).",
+        "layer gave [-3, -3] in a graph and [3, 3] under a tape (docs/tf1-vs-tf2.md, section 8).",
     example="with g.gradient_override_map({\"Identity\": \"Reverse\"}):\n    y = tf.identity(x)",
     use_instead="@tf.custom_gradient\ndef reverse(x):\n    return tf.identity(x), lambda dy: -dy",
     fix_safety=_COMPAT_SAFETY,
@@ -400,7 +400,7 @@ register(CodeInfo(
     summary="seeded random ops give a different stream in eager TF2",
     what="Finds random ops in a file that sets a graph-level or op-level seed.",
     why="`tf.set_random_seed(0)` and `tf.random.set_seed(0)` give different "
-        "streams (GAPS.md section 5): a tape-form file would start from other "
+        "streams (docs/tf1-vs-tf2.md, section 5): a tape-form file would start from other "
         "numbers than the legacy run.",
     example="tf.set_random_seed(0)\nW = tf.Variable(tf.random_normal([2, 2]))",
     use_instead="Carry the initial values over explicitly (e.g. from a checkpoint "
@@ -411,7 +411,7 @@ register(CodeInfo(
 register(CodeInfo(
     code="TS114",
     name="codemod-internal-error",
-    severity=Severity.WARNING,
+    severity=Severity.ERROR,
     blocks_tape=True,
     summary="the codemod failed on this file; it was migrated in compat mode (or left untouched)",
     what="Reports an internal failure: a rule raised, or its output did not compile.",
@@ -447,7 +447,7 @@ register(CodeInfo(
          "The file is converted.",
     why="Unseeded, the legacy program draws new numbers on every run too; the "
         "migrated program is as correct, but a number-by-number comparison of the "
-        "two runs (`tapeshift verify`) will differ (GAPS.md section 5).",
+        "two runs (`tapeshift verify`) will differ (docs/tf1-vs-tf2.md, section 5).",
     example="W = tf.Variable(tf.random_normal([2, 2]))",
     use_instead="For a comparable run, start from fixed values: "
                 "`W = tf.Variable(np.load(\"W0.npy\"))`, or stateless random ops with a fixed seed.",
@@ -469,7 +469,7 @@ register(CodeInfo(
          "from TF1's (RMSProp's rule, Momentum with a changing learning rate, float "
          "rounding of Adam, Momentum, Adadelta), and each it leaves as "
          "`tf.compat.v1.train` because it is used other than through `apply_gradients`.",
-    why="The v1 optimizers run eagerly and keep every number (GAPS.md section 6); "
+    why="The v1 optimizers run eagerly and keep every number (docs/tf1-vs-tf2.md, section 6); "
         "Keras' implementations are not always the same computation, so a "
         "migration that moves to them must say where the numbers move.",
     example="opt = tf.train.RMSPropOptimizer(0.01)",
@@ -636,7 +636,7 @@ def codes_markdown(prefix: str = "") -> str:
         "This file is generated: `python -c \"from migrate.findings import codes_markdown; "
         "print(codes_markdown(), end='')\" > docs/codes.md`.",
         "",
-        "Severity: `error` (the file was not processed, an override could not be mapped, or a number is wrong), `warning` (a rewrite was not "
+        "Severity: `error` (the file was not processed, the codemod failed on it, an override could not be mapped, or a number is wrong), `warning` (a rewrite was not "
         "made; the file fell back to compat mode), `info` (the rewrite was made; worth "
         "knowing). *Blocks tape form*: while such a finding stands, `tapeshift migrate` "
         "migrates the file in compat mode.",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
@@ -52,7 +53,7 @@ from migrate.codemods.session import SessionToEager
 from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 from migrate.positions import LineMap
-from migrate.python_syntax import compile_quietly
+from migrate.python_syntax import compile_quietly, parse
 from migrate.screen import identifiers, may_act
 
 MODES = ("tape", "compat")
@@ -303,6 +304,12 @@ def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         return _unparsable(source, path, exc)
+    if parse(source) is None:
+        # LibCST's grammar also takes some Python 2 (`except E, e:`); this
+        # Python is what must run the output, so its compiler has the last word
+        problem = _not_python3(source, path)
+        if problem is not None:
+            return problem
     # one parse and one metadata resolution serve the checks and the rules
     tree = _Tree(module, source, parsed=True)
     checked = check_module(module, source, path, fix=fix,
@@ -339,13 +346,35 @@ def _with_outcome(finding: Finding, fixed: bool) -> Finding:
     return finding
 
 
+_PYTHON2 = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+\S|except\s+[^:#]+,\s*\w+\s*:)", re.M)
+
+
+def _python2_hint(source: str) -> str:
+    if _PYTHON2.search(source) or "xrange(" in source:
+        return " (this looks like Python 2 code)"
+    return ""
+
+
 def _unparsable(source: str, path: str, exc: cst.ParserSyntaxError) -> MigrationResult:
-    hint = ""
-    if re.search(r"^\s*(print\s+[^\s(=]|exec\s+\S)", source, re.M) or "xrange(" in source:
-        hint = " (this looks like Python 2 code)"
     finding = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
-                           f"does not parse as Python 3{hint}: {exc.message}")
+                           f"does not parse as Python 3{_python2_hint(source)}: {exc.message}")
     return MigrationResult(path, source, source, "error", (finding,))
+
+
+def _not_python3(source: str, path: str) -> Optional[MigrationResult]:
+    """TS100 for a text this Python's compiler rejects as a syntax error
+    (None for anything else it cannot take, which the rules' output check
+    still catches)."""
+    try:
+        compile_quietly(source, path)
+    except SyntaxError as exc:
+        finding = make_finding("TS100", path, exc.lineno or 1, exc.offset or 1,
+                               f"does not compile as Python {sys.version_info[0]}."
+                               f"{sys.version_info[1]}{_python2_hint(source)}: {exc.msg}")
+        return MigrationResult(path, source, source, "error", (finding,))
+    except Exception:
+        return None
+    return None
 
 
 def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),

@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from migrate.findings import Severity
 from migrate.pipeline import migrate_source
 
 
@@ -98,6 +99,30 @@ def test_python2_file_is_reported_and_untouched():
     assert f.code == "TS100" and f.line == 2 and "Python 2" in f.message
 
 
+def test_python2_that_libcst_accepts_is_bad_input_not_an_internal_error():
+    # LibCST's grammar takes `except E, e:`; Python 3 does not compile it
+    src = ("import tensorflow as tf\nsess = tf.Session()\ntry:\n    x = 1\n"
+           "except Exception, e:\n    print(e)\n")
+    r = migrate_source(src, "old.py")
+    assert r.mode == "error" and r.output == src
+    (f,) = r.findings
+    assert f.code == "TS100" and (f.line, f.column) == (5, 8)
+    assert "Python 2" in f.message and "internal" not in f.message
+
+
+def test_an_internal_error_is_an_error_in_the_report(monkeypatch):
+    from migrate.codemods.session import SessionToEager
+
+    def boom(self, node):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(SessionToEager, "transform_module_impl", boom)
+    r = migrate_source("import tensorflow as tf\nsess = tf.Session()\nprint(sess.run(tf.constant(1.0)))\n")
+    internal = [f for f in r.findings if f.code == "TS114"]
+    assert internal and internal[0].severity is Severity.ERROR and "boom" in internal[0].message
+    assert r.mode == "compat"
+
+
 def test_crlf_and_tabs_survive_the_whole_pipeline():
     src = ("import tensorflow as tf\r\n\r\ndef f():\r\n\tW = tf.Variable(1.0)\r\n"
            "\tloss = W * W\r\n\treturn tf.gradients(loss, W)[0]\r\n")
@@ -188,7 +213,7 @@ def test_survey_unconnected_by_names_falls_back():
 
 
 def test_v1_optimizers_and_schedules_are_kept_as_compat_v1_in_tape_form():
-    # they run eagerly and keep TF1's update rules (GAPS.md section 6)
+    # they run eagerly and keep TF1's update rules (docs/tf1-vs-tf2.md, section 6)
     src = _src("""
         import tensorflow as tf
         step = tf.train.get_or_create_global_step()
