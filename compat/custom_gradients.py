@@ -2,7 +2,7 @@
 
 TF1 code overrode gradients with ``@tf.RegisterGradient("Name")`` and
 ``with graph.gradient_override_map({"Identity": "Name"}):``. Under a TF2 tape
-the override map is silently ignored (GAPS.md section 8): a gradient-reversal
+the override map is silently ignored (docs/tf1-vs-tf2.md, section 8): a gradient-reversal
 layer that gave ``[-3, -3]`` in a graph gives ``[3, 3]`` under a tape, with no
 error. The rules here are built on ``tf.custom_gradient``, which the graph
 (``tf.gradients``), the tape and ``tf.function`` all honour, so the same model

@@ -1,7 +1,7 @@
 """Make TF random ops draw the same numbers on the graph, tape and function backends.
 
 A graph-level seed and ``tf.random.set_seed`` give different streams
-(GAPS.md 5), so a model that draws noise, dropout masks or initial values
+(docs/tf1-vs-tf2.md, section 5), so a model that draws noise, dropout masks or initial values
 differs between backends. Inside ``aligned_random(seed)``, the random ops that
 model code calls are replaced by their stateless counterparts, seeded by
 ``(seed, n)`` where ``n`` counts random calls from the start of each forward

@@ -1,4 +1,4 @@
-"""The reference computation of ``../shared/reference``, written as a compat model.
+"""The reference computation of ``examples/reference_tf1.py``, written as a compat model.
 
 ``h = x @ W + b`` is the cut; the loss is the mean squared error of ``tanh(h)``.
 

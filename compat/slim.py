@@ -23,7 +23,7 @@ parameters:
   custom getter returns the backend's variable of that name instead of creating
   one. The same getter works in a graph, eagerly and under ``tf.function``, so
   no ``make_template`` is needed: ``get_variable`` never reaches its own store
-  (the store that, eagerly, would make a fresh variable per call; GAPS.md 4).
+  (the store that, eagerly, would make a fresh variable per call; docs/tf1-vs-tf2.md, section 4).
   The scope is entered by object, which restores TF's scope counters on exit, so
   default names (``Conv``, ``Conv_1``) are the same on every eager call. A
   variable the discovery run did not make, one of another shape or dtype, or a

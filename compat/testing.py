@@ -6,7 +6,7 @@ Written down once and used by the tests, ``tapeshift demo`` and benchmarks:
     float16    1e-2    1e-3    10-bit mantissa
     bfloat16   2e-2    1e-2    7-bit mantissa
     float32    1e-5    1e-6    graph and eager differ in the 8th significant digit
-                               (oneDNN reorders float32 reductions, GAPS.md 6)
+                               (oneDNN reorders float32 reductions, docs/tf1-vs-tf2.md, section 6)
     float64    1e-10   1e-12   same computation, reordering only
 
 Two arrays agree when ``|a - b| <= atol + rtol * |b|`` elementwise, as in

@@ -5,7 +5,7 @@ through a gradient reversal layer, a domain head (source or target?). The
 reversal layer is the identity going forward; going backward it multiplies the
 gradient by ``-LAMBDA``, so the features learn to *confuse* the domain head.
 TF1 spelled it with ``@tf.RegisterGradient`` and ``gradient_override_map``,
-which TF2 silently ignores under a tape (GAPS.md section 8); ``tapeshift
+which TF2 silently ignores under a tape (docs/tf1-vs-tf2.md, section 8); ``tapeshift
 migrate`` rewrites it into ``@tf.custom_gradient``
 (``examples/gradient_reversal_tf2.py``). Run the legacy script on TF2 with:
 

@@ -5,7 +5,7 @@ gradient with respect to the input, passing back through each ReLU only the
 *positive* gradient at units that were active going forward. TF1 code spelled
 the modified ReLU gradient with ``@ops.RegisterGradient("GuidedRelu")`` and
 ``gradient_override_map({"Relu": "GuidedRelu"})``, which TF2 silently ignores
-under a tape (GAPS.md section 8); ``tapeshift migrate`` rewrites it into
+under a tape (docs/tf1-vs-tf2.md, section 8); ``tapeshift migrate`` rewrites it into
 ``@tf.custom_gradient`` (``examples/guided_backprop_tf2.py``). Run it on TF2 with:
 
     tapeshift run-legacy examples/guided_backprop_tf1.py

@@ -1,7 +1,7 @@
 """Linear regression trained by mini-batch gradient descent, TF2 form.
 
 The TF2 counterpart of ``linear_regression_tf1.py``, in the shape the codemod
-produces for fed graphs and train ops (GAPS.md section 1): the variables are
+produces for fed graphs and train ops (docs/tf1-vs-tf2.md, section 1): the variables are
 created once; each distinct set of fetches run by ``sess.run`` is a function of
 the fed values that recomputes the slice of the graph those fetches need, and
 the train op's update runs only where it was fetched. Compare the two with:

@@ -11,8 +11,7 @@ name and mapping op types onto that name for the ops built inside a scope::
     with g.gradient_override_map({"Identity": "FlipGradient"}):
         y = tf.identity(x)
 
-Under a tape (eager or ``tf.function``) the map is silently ignored (GAPS.md
-section 8). This rule rewrites it into tape form: the registered function
+Under a tape (eager or ``tf.function``) the map is silently ignored (docs/tf1-vs-tf2.md, section 8). This rule rewrites it into tape form: the registered function
 loses its decorator and its ``op`` parameter (``op.inputs[0]`` and
 ``op.outputs[0]`` become parameters), a ``@tf.custom_gradient`` function is
 generated per (registered gradient, op type) pair right after it, each call

@@ -2,7 +2,7 @@
 
 A fed TF1 graph is a program that ``sess.run`` evaluates again at every call,
 with the feeds of that call and the variables' values of that moment. Eager
-code computes a tensor once, when its line runs (GAPS.md section 1). So, for a
+code computes a tensor once, when its line runs (docs/tf1-vs-tf2.md, section 1). So, for a
 file that builds a graph and then runs it in a session:
 
 * variables, optimizers and learning-rate schedules stay where they are:
@@ -61,7 +61,7 @@ PLACEHOLDERS = frozenset({"placeholder", "placeholder_with_default"})
 TRAIN_METHODS = frozenset({"minimize", "apply_gradients", "compute_gradients"})
 #: TF calls that create variables when the statement runs: such a call in a
 #: statement that depends on a fed value would create new variables at every
-#: step (GAPS.md section 4).
+#: step (docs/tf1-vs-tf2.md, section 4).
 LAYER_PREFIXES = ("layers.", "keras.layers.", "contrib.")
 #: State changes other than optimizer steps: not converted (yet).
 ASSIGNS = frozenset({
@@ -438,7 +438,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                     or name in GLOBAL_STEPS:
                 self._bail("TS107", call, f"tf.{name} creates variables from a fed value; "
                            "recomputing it at each step would create new variables "
-                           "(GAPS.md section 4): not converted")
+                           "(docs/tf1-vs-tf2.md, section 4): not converted")
             if name in ASSIGNS or name.split(".")[0] in GRAPH_ONLY or name in GRAPH_ONLY:
                 self._bail("TS108", call, f"tf.{name} in fed graph code is not converted")
             if name.startswith(RANDOM_PREFIXES):
@@ -867,7 +867,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                     f'{name} = {self._alias}.compat.v1.make_template("{name}", {name})'))
                 self.record_change(stmt, f"`{name}` wrapped in tf.compat.v1.make_template: its "
                                    "variables are created at the first call and reused after "
-                                   "(GAPS.md section 4); needs tf-slim (pip install tf-slim)")
+                                   "(docs/tf1-vs-tf2.md, section 4); needs tf-slim (pip install tf-slim)")
         defs = [self._function(step, body) for step in steps]
         wrap = None
         if self._tf_function and defs:

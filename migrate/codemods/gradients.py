@@ -7,7 +7,7 @@ after its last use); a gradient of a gradient gets a nested, outer tape; a
 source that is not a variable and is not computed from one inside the tape is
 ``tape.watch``-ed.
 
-TensorFlow's list semantics are kept exactly (GAPS.md section 2):
+TensorFlow's list semantics are kept exactly (docs/tf1-vs-tf2.md, section 2):
 ``tf.gradients(l, W)[0]`` -> ``tape.gradient(l, W)``; a bare
 ``tf.gradients(l, W)`` stays a one-element list; ``g, = tf.gradients(l, W)``
 becomes ``g = tape.gradient(l, W)``; a list of sources gives a list; several

@@ -1,7 +1,7 @@
 """``tf.compat.v1.train.*Optimizer`` -> ``tf.keras.optimizers.*`` (opt-in).
 
 By default tape form keeps the v1 optimizers: they run eagerly and keep every
-number (GAPS.md section 6). With ``tapeshift migrate --keras-optimizers`` this
+number (docs/tf1-vs-tf2.md, section 6). With ``tapeshift migrate --keras-optimizers`` this
 rule maps them to Keras, with TF1's defaults passed explicitly where Keras'
 differ, and reports (TS119) every place where the Keras update is not the same
 computation. Measured on TensorFlow 2.21 / Keras 3.15, 30 steps of a linear

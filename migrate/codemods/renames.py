@@ -98,7 +98,7 @@ for _name in _NOT_RENAMED:
 
 
 #: ``tf.compat.v1`` names that run under eager execution and keep TF1's
-#: numbers (GAPS.md section 6: the v1 optimizers' update rules differ from
+#: numbers (docs/tf1-vs-tf2.md, section 6: the v1 optimizers' update rules differ from
 #: Keras'; under eager a ``*_decay`` returns a callable the v1 optimizers
 #: accept; ``make_template`` is what makes tf-slim model functions reuse their
 #: variables eagerly). Tape form keeps them, spelled ``tf.compat.v1.<name>``.
@@ -111,7 +111,7 @@ EAGER_COMPAT = frozenset({
         "linear_cosine", "noisy_linear_cosine", "piecewise_constant")),
     "train.cosine_decay_restarts", "train.piecewise_constant",
     "train.get_or_create_global_step",
-    # shares variables made through variable scopes across eager calls (GAPS.md 4)
+    # shares variables made through variable scopes across eager calls (docs/tf1-vs-tf2.md, section 4)
     "make_template",
 })
 RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in EAGER_COMPAT})

@@ -9,7 +9,7 @@ fetches kept and NumPy values where the old code got NumPy values
 ``tf.nest.map_structure(lambda t: t.numpy(), fetch)`` otherwise).
 
 This is right only when every ``sess.run`` reads values that cannot have
-changed since the tensors were built (GAPS.md section 1). So a file with
+changed since the tensors were built (docs/tf1-vs-tf2.md, section 1). So a file with
 placeholders or ``feed_dict`` (TS107), an op that changes state when run
 (TS108), a session the codemod cannot see whole (TS106), seeded random ops
 (TS113) or a gradient override (TS112) is reported and left as it was.
@@ -148,7 +148,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                     attr = n.func.attr.value
                     if attr == "gradient_override_map":
                         self.report("TS112", n, "gradient_override_map is silently ignored in "
-                                    "eager mode (GAPS.md section 8)")
+                                    "eager mode (docs/tf1-vs-tf2.md, section 8)")
                         blocked = True
                     elif attr in STATEFUL_METHODS:
                         stateful.append((n, f"`.{attr}(...)` builds an update op; eager code "

@@ -227,7 +227,7 @@ def test_reversal_between_cuts_split_equals_direct(tf_backend):
     assert split.bypasses == ()
 
 
-# -- GAPS.md section 8: the hazard the rules fix ---------------------------------
+# -- docs/tf1-vs-tf2.md, section 8: the hazard the rules fix ---------------------------------
 
 X = {"x": np.array([1.0, 2.0], np.float32)}
 REVERSE_FULL = _register("TapeshiftTestReverse", lambda op, grad: -grad)

@@ -91,7 +91,7 @@ def test_default_tolerances_are_dtype_aware():
 
 
 def test_graph_vs_eager_float32_difference_passes_default_tolerance():
-    # measured on the reference program (GAPS.md section 6)
+    # measured on the reference program (docs/tf1-vs-tf2.md, section 6)
     row = compare_values("g", np.float32([0.00109662, 0.00210021]),
                          np.float32([0.00109661, 0.00210019]), "float32", "float32")
     assert row.status == "ok", row

@@ -4,7 +4,7 @@ Each script runs twice in a child process: as written, through TF1 semantics
 (``tapeshift run-legacy``: ``tensorflow.compat.v1`` with v2 behaviour
 disabled), and migrated by the codemod, under plain TF2. Every number printed
 must agree to float32 tolerances (graph and eager differ in the 8th
-significant digit, GAPS.md section 6); ``True``/``False`` must match exactly.
+significant digit, docs/tf1-vs-tf2.md, section 6); ``True``/``False`` must match exactly.
 """
 
 import os

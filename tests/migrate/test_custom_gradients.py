@@ -551,9 +551,9 @@ def test_op_table_matches_tensorflow():
 
 
 # --------------------------------------------------------------------------
-# numbers: GAPS.md section 8, in process
+# numbers: docs/tf1-vs-tf2.md, section 8, in process
 # --------------------------------------------------------------------------
-GAPS_8 = """\
+OVERRIDE_IGNORED_UNDER_TAPE = """\
 import tensorflow as tf
 
 @tf.RegisterGradient("Reverse")
@@ -568,7 +568,7 @@ with tf.get_default_graph().gradient_override_map({"Identity": "Reverse"}):
 
 def test_migrated_reversal_keeps_its_gradient_under_a_tape_and_tf_function():
     tf = pytest.importorskip("tensorflow")
-    out, findings = transform(GAPS_8)
+    out, findings = transform(OVERRIDE_IGNORED_UNDER_TAPE)
     assert findings == [] and "custom_gradient" in out
     namespace = {}
     exec(compile(out, "migrated.py", "exec"), namespace)
