@@ -50,3 +50,49 @@ def test_compat_imports_and_explains_how_to_install_tensorflow():
     assert p.returncode == 1
     assert "TensorFlowMissingError" in p.stderr
     assert "pip install 'tapeshift[tf]'" in p.stderr
+
+
+# -- one TensorFlow distribution --------------------------------------------------------
+
+TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu")
+
+
+def _extras():
+    import configparser
+    import re
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    extras = {}
+    for name, text in cfg["options.extras_require"].items():
+        reqs = [line.strip() for line in text.splitlines() if line.strip()]
+        extras[name] = {re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower().replace("_", "-") for r in reqs}
+    return extras
+
+
+def test_every_extra_that_brings_tensorflow_brings_the_same_one():
+    """README's two commands install the `tf` and the `test` extra into one
+    environment: two TensorFlow distributions there would own the same files."""
+    extras = _extras()
+    chosen = {name: reqs & set(TF_DISTRIBUTIONS) for name, reqs in extras.items()}
+    assert chosen["tf"] and chosen["test"], chosen
+    assert all(len(c) <= 1 for c in chosen.values()), chosen
+    assert len(set().union(*chosen.values())) == 1, chosen
+    # tf-keras requires the `tensorflow` distribution itself: beside tensorflow-cpu
+    # it would bring a second one
+    for name, reqs in extras.items():
+        if "tf-keras" in reqs:
+            assert chosen[name] == {"tensorflow"}, (name, chosen[name])
+
+
+def test_this_environment_has_one_tensorflow_distribution():
+    from importlib import metadata
+
+    installed = []
+    for name in TF_DISTRIBUTIONS:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        installed.append(name)
+    assert len(installed) <= 1, f"several TensorFlow distributions installed: {installed}"
