@@ -14,8 +14,14 @@ Glob and ``.gitignore`` patterns follow git's rules (gitignore(5)): ``*``,
 ``?``, ``[...]``, ``**``, a leading ``/`` or an inner ``/`` anchors a pattern
 to its base directory, a trailing ``/`` matches directories only, ``!``
 re-includes, the last matching pattern wins, and a file inside an ignored
-directory cannot be re-included. Not read: ``core.excludesFile`` and
-``$GIT_DIR/info/exclude`` outside the tree root's repository.
+directory cannot be re-included. The globs are compiled by pathspec (the
+library black and mypy use); each path of the walk is decided on its own, as
+git decides it, rather than by pathspec's whole-path answer, which differs
+from git on ``*`` + ``!*/`` (git keeps the directories) and on ``build/`` +
+``!build/keep.py`` (git keeps ``build/keep.py`` ignored). Not read:
+``core.excludesFile`` and ``$GIT_DIR/info/exclude`` outside the tree root's
+repository. An invalid pattern in a ``.gitignore`` is left out (git does the
+same); an invalid ``--include``/``--exclude`` glob is an error.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
+import pathspec
+
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "build", "dist"})
 
 #: What :func:`discover` picks up by default.
@@ -39,59 +47,27 @@ DEFAULT_SUFFIXES = (".py", ".ipynb")
 # --------------------------------------------------------------------------
 # gitignore-style patterns
 # --------------------------------------------------------------------------
-def _translate_glob(glob: str) -> str:
-    """Regex for a gitignore glob (no leading ``!``, no trailing ``/``)."""
-    out: List[str] = []
-    i, n = 0, len(glob)
-    while i < n:
-        c = glob[i]
-        if c == "*":
-            if glob.startswith("**", i):
-                before_ok = i == 0 or glob[i - 1] == "/"
-                after = glob[i + 2:i + 3]
-                if before_ok and after == "/":  # "**/": zero or more directories
-                    out.append("(?:[^/]*/)*")
-                    i += 3
-                    continue
-                if before_ok and i + 2 == n:  # trailing "/**": everything inside
-                    out.append(".*")
-                    i += 2
-                    continue
-                out.append("[^/]*")  # any other "**" is a plain "*"
-                i += 2
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and glob[j] in "!^":
-                j += 1
-            if j < n and glob[j] == "]":
-                j += 1
-            while j < n and glob[j] != "]":
-                j += 1
-            if j >= n:  # no closing bracket: a literal "["
-                out.append(re.escape(c))
-            else:
-                body = glob[i + 1:j]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                body = body.replace("[", "\\[")
-                out.append(f"(?!/)[{body}]")
-                i = j
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(glob[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+#: The group pathspec's gitignore regexes give the ``/`` after a directory a
+#: pattern matched when the path goes on below it (``build/`` matching
+#: ``build/x.py``). Git decides each path of a walk on its own, so here a
+#: match through that group is no match (see :meth:`Pattern.parse`).
+_DESCENDANT_GROUP = "(?P<ps_d>/)"
+
+
+class InvalidPattern(ValueError):
+    """A glob that cannot be compiled (``[z-a]``, a trailing backslash)."""
 
 
 @dataclass(frozen=True)
 class Pattern:
-    """One gitignore-style pattern, relative to a base directory."""
+    """One gitignore-style pattern, relative to a base directory.
+
+    The glob is compiled by pathspec (``GitIgnoreSpec``, git's wildmatch
+    rules: ``*``, ``?``, ``[...]``, ``**``, anchoring, escapes, trailing
+    spaces); which paths it is asked about, ``!`` and the last-match-wins
+    order are :class:`PatternSet`'s and :func:`discover`'s, as in git's own
+    walk.
+    """
 
     text: str
     regex: "re.Pattern[str]"
@@ -100,39 +76,57 @@ class Pattern:
 
     @classmethod
     def parse(cls, line: str) -> Optional["Pattern"]:
-        """The pattern on one line of a ``.gitignore`` (None for blanks and comments)."""
+        """The pattern on one line of a ``.gitignore`` (None for blanks and
+        comments); :class:`InvalidPattern` for a glob git would not match."""
         raw = line.rstrip("\n").rstrip("\r")
         # trailing spaces are ignored unless escaped with a backslash
         stripped = raw.rstrip(" ")
         if stripped.endswith("\\") and len(stripped) < len(raw):
             stripped += " "
-        raw = stripped
-        if not raw or raw.startswith("#"):
+        if not stripped or stripped.startswith("#"):
             return None
-        negated = raw.startswith("!")
-        if negated:
-            raw = raw[1:]
-        elif raw.startswith("\\!") or raw.startswith("\\#"):
-            raw = raw[1:]
-        dir_only = raw.endswith("/") and not raw.endswith("\\/")
-        body = raw.rstrip("/") if dir_only else raw
+        negated = stripped.startswith("!")
+        body = stripped[1:] if negated else stripped
+        # "dir/" matches directories only: the glob without its slash, asked
+        # about directories alone (pathspec's "dir/" regex wants a path below it)
+        dir_only = body.endswith("/") and not body.endswith("\\/")
+        if dir_only:
+            body = body.rstrip("/")
         if not body:
             return None
-        anchored = "/" in body
-        body = body.lstrip("/") if body.startswith("/") else body
-        regex = _translate_glob(body)
-        if not anchored:
-            regex = "(?:.*/)?" + regex
-        return cls(line.strip(), re.compile(f"^{regex}$", re.S), negated, dir_only)
+        try:
+            compiled = pathspec.GitIgnoreSpec.from_lines([body]).patterns
+        except (ValueError, re.error) as exc:
+            raise InvalidPattern(f"invalid pattern {line.strip()!r}: {exc}") from None
+        if not compiled or compiled[0].regex is None:
+            raise InvalidPattern(f"invalid pattern {line.strip()!r}: not a valid glob")
+        regex = compiled[0].regex
+        # the path itself, not a path below one the glob names: the group that
+        # would carry a match on into a directory's contents can never match
+        exact = re.compile(regex.pattern.replace(_DESCENDANT_GROUP, "(?!)"), regex.flags)
+        return cls(line.strip(), exact, negated, dir_only)
 
     def matches(self, rel: str, is_dir: bool) -> bool:
         if self.dir_only and not is_dir:
             return False
-        return self.regex.match(rel) is not None
+        return self.regex.search(rel) is not None
 
 
-def parse_patterns(lines: Iterable[str]) -> List[Pattern]:
-    return [p for p in (Pattern.parse(line) for line in lines) if p is not None]
+def parse_patterns(lines: Iterable[str], *, strict: bool = True) -> List[Pattern]:
+    """The patterns on ``lines``; an invalid one raises :class:`InvalidPattern`
+    (``strict``, for globs given on the command line) or is left out, as git
+    leaves it out of a ``.gitignore``."""
+    out: List[Pattern] = []
+    for line in lines:
+        try:
+            p = Pattern.parse(line)
+        except InvalidPattern:
+            if strict:
+                raise
+            continue
+        if p is not None:
+            out.append(p)
+    return out
 
 
 @dataclass
@@ -153,7 +147,7 @@ class PatternSet:
     def add_file(self, base: Path, file: Path) -> None:
         try:
             with open(file, encoding="utf-8", errors="surrogateescape") as fh:
-                self.add(base, parse_patterns(fh))
+                self.add(base, parse_patterns(fh, strict=False))
         except OSError:
             pass
 
@@ -254,10 +248,14 @@ def discover(
     exclude glob matches its name. Symbolic links are never followed: a linked
     file or directory is reported in ``skipped``.
     """
-    inc = parse_patterns(include)
-    exc = parse_patterns(exclude)
-    skip_abs = {Path(os.path.abspath(s)) for s in skip}
     found = Discovery()
+    try:
+        inc = parse_patterns(include)
+        exc = parse_patterns(exclude)
+    except InvalidPattern as error:  # nothing is processed on a glob that means nothing
+        found.errors.append(f"--include/--exclude: {error}")
+        return found
+    skip_abs = {Path(os.path.abspath(s)) for s in skip}
     seen = set()
 
     def add(f: Path, rel: Path) -> None:

@@ -81,6 +81,76 @@ def test_agrees_with_git_check_ignore(tmp_path):
         assert (p in found) is (p not in git_ignored), p
 
 
+def git_ignored(root: Path, paths):
+    proc = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=root,
+                          capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return set(proc.stdout.splitlines())
+
+
+# Each case: {.gitignore file: lines}, and the files of the tree. discover()
+# must keep exactly the files git does not ignore. The first two are where
+# pathspec's whole-path answer (GitIgnoreSpec.match_file) differs from git.
+GIT_CASES = {
+    "everything but directories and .py": (
+        {".gitignore": ["*", "!*/", "!*.py"]},
+        ["a.py", "a.txt", "d/b.py", "d/e/c.py", "d/e/c.txt"]),
+    "no re-including below an ignored directory": (
+        {".gitignore": ["build/", "!build/keep.py", "out", "!out/keep.py"]},
+        ["build/keep.py", "build/x.py", "out/keep.py", "src/build/y.py", "src/a.py"]),
+    "a/** is what is inside a, not a": (
+        {".gitignore": ["a/**", "!a/keep.py", "!a/sub/"]},
+        ["a/keep.py", "a/x.py", "a/sub/y.py", "b/a/x.py"]),
+    "a name without a slash is not the files below it": (
+        {".gitignore": ["gen", "!gen/"]},
+        ["gen/x.py", "x/gen/y.py", "z.py", "y/gen"]),
+    "deeper .gitignore wins, anchored to its own directory": (
+        {".gitignore": ["*.py", "!/top.py"], "x/.gitignore": ["!gen", "!/keep.py", "!deep/*.py"],
+         "x/deep/.gitignore": ["secret.py"]},
+        ["top.py", "x/top.py", "x/keep.py", "x/gen/a.py", "x/y/keep.py",
+         "x/deep/ok.py", "x/deep/secret.py"]),
+    "directory-only and trailing-space rules": (
+        {".gitignore": ["cache/", "tmp/ ", "lib", "!lib/", "*.tmp.py"]},
+        ["cache/a.py", "cache.py", "tmp/b.py", "lib/c.py", "lib.py", "x/y.tmp.py"]),
+    "double stars and brackets": (
+        {".gitignore": ["**/gen/**/*_pb2.py", "data/**/raw_?.py", "[0-9][0-9]_*.py", "!11_*.py",
+                        "a/**/b/"]},
+        ["gen/x_pb2.py", "p/gen/q/r/y_pb2.py", "gen.py", "data/raw_1.py", "data/q/raw_22.py",
+         "10_a.py", "11_b.py", "1_c.py", "a/b/x.py", "a/q/b/y.py", "a/q/bb.py"]),
+    "escapes": (
+        {".gitignore": ["\\#hash.py", "\\!bang.py", "sp\\ .py", "q\\?.py"]},
+        ["#hash.py", "!bang.py", "sp .py", "q?.py", "qx.py"]),
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary to compare with")
+@pytest.mark.parametrize("case", sorted(GIT_CASES))
+def test_discovery_matches_git(tmp_path, case):
+    ignores, paths = GIT_CASES[case]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for rel, lines in ignores.items():
+        make(tmp_path, rel, "\n".join(lines) + "\n")
+    for p in paths:
+        make(tmp_path, p)
+    ignored = git_ignored(tmp_path, paths)
+    found = set(rels(discover([str(tmp_path)], suffixes=(".py", ""))))
+    assert {p for p in paths if p not in ignored} == found - set(ignores)
+    assert ignored, "every case ignores something"
+
+
+def test_invalid_globs(tmp_path):
+    with pytest.raises(files.InvalidPattern, match="z-a"):
+        Pattern.parse("[z-a].py")
+    make(tmp_path, "a.py")
+    make(tmp_path, "b.py")
+    # a glob on the command line that means nothing: an error, and nothing processed
+    found = discover([str(tmp_path)], exclude=["[z-a].py"])
+    assert found.files == [] and "invalid pattern '[z-a].py'" in found.errors[0]
+    # in a .gitignore it is left out, as git leaves it out
+    (tmp_path / ".gitignore").write_text("[z-a].py\nb.py\n")
+    assert rels(discover([str(tmp_path)])) == ["a.py"]
+
+
 # -- discovery ----------------------------------------------------------------
 def test_discover_suffixes_skip_dirs_and_hidden(tmp_path):
     for p in ["a.py", "n.ipynb", "README.md", "pkg/b.py", "__pycache__/c.py", ".hidden/d.py",
