@@ -521,6 +521,27 @@ register(CodeInfo(
 ))
 
 
+# TS124: tf.layers on Keras 3 (migrate/codemods/layers_compat.py)
+register(CodeInfo(
+    code="TS124",
+    name="uses-tf-keras-layers",
+    severity=Severity.INFO,
+    summary="tf.layers moved to tf-keras' legacy layers; the file needs the tf-keras package",
+    what="Reports a file (in compat mode) whose `tf.layers` / `tf.compat.v1.layers` "
+         "references and imports were rewritten to "
+         "`tf_keras.api._v1.keras.__internal__.legacy.layers`, the module TensorFlow itself "
+         "routes `tf.compat.v1.layers` to under `TF_USE_LEGACY_KERAS=1`.",
+    why="On TensorFlow >= 2.16 Keras 3 is the default and `tf.compat.v1.layers.dense` raises "
+        "\"`dense` is not available with Keras 3\"; the TF1 layers now live in the tf-keras "
+        "package. Importing them from there needs no environment variable.",
+    example="h = tf.layers.dense(x, 10)",
+    use_instead="import tf_keras.api._v1.keras.__internal__.legacy.layers as tf_layers\n"
+                "h = tf_layers.dense(x, 10)   # pip install tf-keras",
+    fix_safety="Safe: the same layer code (variables from `get_variable`, batch-norm updates in "
+               "`UPDATE_OPS`), so every number is kept; install tf-keras of your TensorFlow's "
+               "version.",
+))
+
 # TS120-TS123: custom gradients (migrate/codemods/custom_gradients.py)
 _COMPAT_SAFETY_CG = (
     "The override is left as it was and the whole file is migrated in compat "
