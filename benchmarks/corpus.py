@@ -1,8 +1,8 @@
 """tapeshift migrate versus tf_upgrade_v2 on real TF1-era packages, in one run.
 
-Fetches the fixed corpus with ``pip download`` (tf-slim 1.1.0, tflearn 0.5.0)
-into ``benchmarks/corpus-data/`` (gitignored), unpacks each into a tree, then
-on each tree and on both together:
+Fetches the fixed corpus with ``pip download`` (tf-slim 1.1.0, tflearn 0.5.0,
+tensor2tensor 1.15.7: 590 files, 200700 lines) into ``benchmarks/corpus-data/``
+(gitignored), unpacks each into a tree, then on each tree and on all together:
 
 * ``tf_upgrade_v2 --intree T --outtree O`` (it ships with tensorflow), timed;
 * tapeshift through ``migrate.tree.migrate_files`` (``--jobs`` workers, a fresh
@@ -17,11 +17,20 @@ on each tree and on both together:
   analysis that qualified names need (the least a rule matching TensorFlow by
   qualified name does), timed.
 
-and prints: files, lines, wall time of each, the ratio, crashes (files a tool
-failed on), outputs that fail to compile, idempotence failures (tapeshift's
-output migrated again changes), and tapeshift's findings by code.
+and prints: files, lines, wall time of each, the ratio, the CPU seconds each
+tool used (its own process and every process it started: ``os.times()``
+before and after, children included once they are waited for) and their
+ratio, crashes (files a tool failed on), outputs that fail to compile,
+idempotence failures (tapeshift's output migrated again changes), and
+tapeshift's findings by code.
 
-    python benchmarks/corpus.py [--jobs N] [--rounds N] [--packages tf-slim tflearn] [--cli auto|always|skip]
+    python benchmarks/corpus.py [--jobs N] [--rounds N] [--packages tf-slim tflearn tensor2tensor]
+                                [--cli auto|always|skip]
+
+The script measures the tapeshift of the checkout it sits in (the tree API is
+imported from there, and the command runs with that checkout first on
+``PYTHONPATH``), so a copy of an older commit with this script in its
+``benchmarks/`` measures that commit's code on the same trees.
 
 Both tools run ``--rounds`` times (default 3) on each tree, back to back, the
 order swapped every round; the table gives the medians and each round's ratio,
@@ -59,7 +68,17 @@ from migrate.files import discover  # noqa: E402
 from migrate.python_syntax import compile_quietly  # noqa: E402
 from migrate.tree import default_jobs, migrate_files, run_tree, write_output  # noqa: E402
 
-CORPUS = {"tf-slim": "1.1.0", "tflearn": "0.5.0"}
+#: Released TF1-era packages on PyPI: tf-slim and tflearn (61k lines), and
+#: tensor2tensor 1.15.7, the last TF1 release of Google's large model library
+#: (442 files, 139k lines; many files that only define models and problems).
+CORPUS = {"tf-slim": "1.1.0", "tflearn": "0.5.0", "tensor2tensor": "1.15.7"}
+
+
+def cpu_now() -> float:
+    """CPU seconds (user + system) of this process and of its children that
+    have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def bin_path(name: str) -> str:
@@ -112,16 +131,16 @@ def compiles(path: Path) -> bool:
         return False
 
 
-def run_tf_upgrade(tree: Path, out: Path) -> Tuple[float, int, int, int]:
-    """(seconds, files it failed on, outputs that fail to compile, of inputs that compiled)."""
+def run_tf_upgrade(tree: Path, out: Path) -> Tuple[float, int, int, float]:
+    """(seconds, files it failed on, outputs that fail to compile, CPU seconds)."""
     shutil.rmtree(out, ignore_errors=True)
     report = out.parent / (out.name + ".report.txt")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    t0 = time.perf_counter()
+    c0, t0 = cpu_now(), time.perf_counter()
     subprocess.run([bin_path("tf_upgrade_v2"), "--intree", str(tree), "--outtree", str(out),
                     "--reportfile", str(report)], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, env=env)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, cpu_now() - c0
     failed = 0
     if report.exists():
         text = report.read_text(errors="replace")
@@ -131,20 +150,22 @@ def run_tf_upgrade(tree: Path, out: Path) -> Tuple[float, int, int, int]:
         o = out / f.relative_to(tree)
         if compiles(f) and (not o.exists() or not compiles(o)):
             bad += 1
-    return seconds, failed, bad, 0
+    return seconds, failed, bad, cpu
 
 
 def time_tapeshift(files: List[Path], jobs: int, cache_dir: Path):
-    """(cold seconds, cached-rerun seconds, records, rerun records): a first run
-    that fills a fresh cache as files are done, then the rerun a CI job would do."""
+    """(cold seconds, cached-rerun seconds, records, rerun records, cold CPU
+    seconds): a first run that fills a fresh cache as files are done, then the
+    rerun a CI job would do. The CPU is this process's and its workers' (the
+    pool is shut down, its workers waited for, before ``migrate_files`` returns)."""
     shutil.rmtree(cache_dir, ignore_errors=True)
-    t0 = time.perf_counter()
+    c0, t0 = cpu_now(), time.perf_counter()
     records = migrate_files(files, jobs=jobs, cache=Cache(cache_dir))
-    cold = time.perf_counter() - t0
+    cold, cpu = time.perf_counter() - t0, cpu_now() - c0
     t0 = time.perf_counter()
     again = migrate_files(files, jobs=jobs, cache=Cache(cache_dir))
     warm = time.perf_counter() - t0
-    return cold, warm, records, again
+    return cold, warm, records, again, cpu
 
 
 def check_tapeshift(tree: Path, out: Path, files: List[Path], records, again, jobs: int):
@@ -219,14 +240,24 @@ def cli_has_jobs() -> bool:
     return "--jobs" in out
 
 
-def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool) -> Tuple[float, int]:
+def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool) -> Tuple[float, int, float]:
+    """(seconds, exit code, CPU seconds of the command and its workers); a
+    non-zero exit prints the end of the command's stderr."""
     shutil.rmtree(out, ignore_errors=True)
     cmd = [bin_path("tapeshift"), "migrate", "--out", str(out), "--report", str(out) + ".report.txt"]
     if with_jobs:
         cmd += ["--jobs", str(jobs), "--no-cache"]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd + [str(tree)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0, proc.returncode
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    c0, t0 = cpu_now(), time.perf_counter()
+    proc = subprocess.run(cmd + [str(tree)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=env)
+    seconds, cpu = time.perf_counter() - t0, cpu_now() - c0
+    if proc.returncode:
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        print(f"# {' '.join(cmd)} {tree}: exit {proc.returncode}: " + " | ".join(tail),
+              file=sys.stderr, flush=True)
+    return seconds, proc.returncode, cpu
 
 
 def main(argv=None) -> int:
@@ -250,7 +281,8 @@ def main(argv=None) -> int:
     do_cli = args.cli == "always" or (args.cli == "auto" and with_jobs)
 
     files = {name: py_files(tree) for name, tree in trees.items()}
-    timed = {name: dict(tfu=[], ts=[], warm=[], cli=[], cli_exit=[]) for name in trees}
+    timed = {name: dict(tfu=[], ts=[], warm=[], cli=[], cli_exit=[], tfu_cpu=[], ts_cpu=[],
+                        cli_cpu=[]) for name in trees}
     first: Dict[str, tuple] = {}
     tools = ("tfu", "ts", "cli") if do_cli else ("tfu", "ts")
     for k in range(rounds):
@@ -261,14 +293,17 @@ def main(argv=None) -> int:
                 if tool == "tfu":
                     tf = run_tf_upgrade(tree, work / f"{name}.tf_upgrade_v2")
                     timed[name]["tfu"].append(tf[0])
+                    timed[name]["tfu_cpu"].append(tf[3])
                 elif tool == "ts":
-                    cold, warm, records, again = time_tapeshift(files[name], args.jobs,
-                                                                work / f"{name}.cache")
+                    cold, warm, records, again, cpu = time_tapeshift(
+                        files[name], args.jobs, work / f"{name}.cache")
                     timed[name]["ts"].append(cold)
+                    timed[name]["ts_cpu"].append(cpu)
                     timed[name]["warm"].append(warm)
                 else:
-                    seconds, code = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs)
+                    seconds, code, cpu = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs)
                     timed[name]["cli"].append(seconds)
+                    timed[name]["cli_cpu"].append(cpu)
                     timed[name]["cli_exit"].append(code)
             if k == 0:
                 first[name] = (tf, records, again)
@@ -290,26 +325,32 @@ def main(argv=None) -> int:
           f"cache) vs tf_upgrade_v2, python {sys.version.split()[0]}, {default_jobs()} core(s); "
           f"medians of {rounds} paired round(s)\n")
     print("| package | files | lines | tf_upgrade_v2 s | tapeshift s | ratio | ratio per round "
-          "| cached s | cached ratio | crashes (tfu/ts) | fail to compile (tfu/ts) "
-          "| idempotence failures | ts errors | ts modes |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| CPU s (tfu/ts) | CPU ratio | cached s | cached ratio | crashes (tfu/ts) "
+          "| fail to compile (tfu/ts) | idempotence failures | ts errors | ts modes |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
-    def row(label, n, lines, tfu, ts_s, warm, ratios, fails, bads, idem, errors, modes):
+    def cpu_ratio(ts_cpu, tfu_cpu):
+        return median([a / b for a, b in zip(ts_cpu, tfu_cpu)])
+
+    def row(label, n, lines, tfu, ts_s, warm, ratios, tfu_cpu, ts_cpu, fails, bads, idem, errors,
+            modes):
         print(f"| {label} | {n} | {lines} | {median(tfu):.1f} | {median(ts_s):.1f} "
               f"| {median(ratios):.2f} | {', '.join(f'{r:.2f}' for r in ratios)} "
+              f"| {median(tfu_cpu):.1f} / {median(ts_cpu):.1f} | {cpu_ratio(ts_cpu, tfu_cpu):.2f} "
               f"| {median(warm):.2f} | {median([w / t for w, t in zip(warm, tfu)]):.3f} "
               f"| {fails} | {bads} | {idem} | {errors} | {modes} |")
 
     for name, n, lines, tf_fail, tf_bad, ts in rows:
         modes = ", ".join(f"{k} {v}" for k, v in sorted(ts["modes"].items()))
-        row(name, n, lines, ts["tfu"], ts["ts"], ts["warm"], ts["ratios"],
-            f"{tf_fail}/{ts['crashes']}", f"{tf_bad}/{ts['bad']}", ts["idem"], ts["errors"], modes)
+        row(name, n, lines, ts["tfu"], ts["ts"], ts["warm"], ts["ratios"], ts["tfu_cpu"],
+            ts["ts_cpu"], f"{tf_fail}/{ts['crashes']}", f"{tf_bad}/{ts['bad']}", ts["idem"],
+            ts["errors"], modes)
     if len(rows) > 1:
         def total(key):  # per round, summed over the trees
             return [sum(r[5][key][k] for r in rows) for k in range(rounds)]
         tfu_t, ts_t, warm_t = total("tfu"), total("ts"), total("warm")
         row("**total**", sum(r[1] for r in rows), sum(r[2] for r in rows), tfu_t, ts_t, warm_t,
-            [a / b for a, b in zip(ts_t, tfu_t)],
+            [a / b for a, b in zip(ts_t, tfu_t)], total("tfu_cpu"), total("ts_cpu"),
             f"{sum(r[3] for r in rows)}/{sum(r[5]['crashes'] for r in rows)}",
             f"{sum(r[4] for r in rows)}/{sum(r[5]['bad'] for r in rows)}",
             sum(r[5]["idem"] for r in rows), sum(r[5]["errors"] for r in rows), "")
@@ -320,12 +361,15 @@ def main(argv=None) -> int:
         for name, *_rest, ts in rows:
             ratios = [a / b for a, b in zip(ts["cli"], ts["tfu"])]
             print(f"  {name}: {median(ts['cli']):.1f} s, ratio {median(ratios):.2f} "
-                  f"({', '.join(f'{r:.2f}' for r in ratios)}), exit {sorted(set(ts['cli_exit']))}")
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(ts['cli_cpu']):.1f} s, "
+                  f"CPU ratio {cpu_ratio(ts['cli_cpu'], ts['tfu_cpu']):.2f}; "
+                  f"exit {sorted(set(ts['cli_exit']))}")
         if len(rows) > 1:
-            cli_t = [sum(r[5]["cli"][k] for r in rows) for k in range(rounds)]
+            cli_t, cli_c = total("cli"), total("cli_cpu")
             ratios = [a / b for a, b in zip(cli_t, tfu_t)]
             print(f"  total: {median(cli_t):.1f} s, ratio {median(ratios):.2f} "
-                  f"({', '.join(f'{r:.2f}' for r in ratios)})")
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(cli_c):.1f} s, "
+                  f"CPU ratio {cpu_ratio(cli_c, total('tfu_cpu')):.2f}")
     else:
         print("\nCLI not timed (" + ("--cli skip" if args.cli == "skip" else
                                      "it has no --jobs yet; --cli always to time it anyway") + ")")
@@ -348,7 +392,8 @@ def main(argv=None) -> int:
               f"| {floors['scopes']:.1f} | {median(ts_t):.1f} |")
     print("\nFindings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(all_codes.items())))
     print("Targets: crashes 0, fail to compile 0, idempotence failures 0, ratio <= 0.50, "
-          "cached ratio <= 0.05")
+          "cached ratio <= 0.05 (CPU ratio: for information; tf_upgrade_v2 runs in one process, "
+          f"tapeshift on {args.jobs})")
     ok = all(r[5]["crashes"] == 0 and r[5]["bad"] == 0 and r[5]["idem"] == 0 for r in rows)
     return 0 if ok else 1
 
