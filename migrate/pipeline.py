@@ -48,6 +48,7 @@ from migrate.codemods.feeds import TF_FUNCTION, FeedsToFunctions
 from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.keras_optimizers import OPTION as KERAS_OPTIMIZERS
 from migrate.codemods.keras_optimizers import V1OptimizersToKeras
+from migrate.codemods.layers_compat import LayersToTfKeras
 from migrate.codemods.renames import RenameTF1Names
 from migrate.codemods.session import SessionToEager
 from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
@@ -259,7 +260,11 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
     try:
         # tf.contrib is gone from compat.v1 too: its slim parts move to tf_slim first
         slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
-        new, findings, changes = runner.run(CompatFallback, slimmed)
+        # tf.compat.v1.layers is gone with Keras 3: the layers come from tf-keras
+        layered, layers_findings, layers_changes = runner.run(LayersToTfKeras, slimmed)
+        contrib_findings, contrib_changes = (contrib_findings + layers_findings,
+                                             contrib_changes + layers_changes)
+        new, findings, changes = runner.run(CompatFallback, layered)
         output = new.code
         compile_quietly(output, path)
     except Exception as exc:  # a codemod bug must never break the file
