@@ -412,29 +412,107 @@ def compare_values(name: str, legacy, new, legacy_dtype: str, new_dtype: str, *,
                     note=note, rtol=r, atol=t)
 
 
+def _describe(items) -> str:
+    """What one side printed where the other printed a symbolic tensor."""
+    if len(items) == 1 and items[0].kind == "symbolic":
+        return f"the graph object {items[0].text.strip()}"
+    values = ", ".join(it.text for it in items[:4]) + (", ..." if len(items) > 4 else "")
+    return f"the value {values}"
+
+
+def align_printed(a_items, b_items):
+    """Pair two sequences of :class:`~migrate._printed.Printed` items.
+
+    Returns ``(pairs, aside, a_rest, b_rest)``: ``pairs`` of numbers (or
+    elided prints) compared in order; ``aside``, ``(legacy items, new items)``
+    set aside because one side printed a symbolic TensorFlow object there (a
+    graph tensor has no value; the other side's whole eager repr, or the rest
+    of its print, is its counterpart); and what is left over on each side.
+    """
+    pairs, aside = [], []
+    i = j = 0
+
+    def counterpart(items, k, symbolic_items, s):
+        """End index of what ``items[k]`` stands for against the symbolic ``symbolic_items[s]``."""
+        item = items[k]
+        if item.kind == "symbolic":
+            return k + 1
+        if item.unit is not None:
+            end = k
+            while end < len(items) and items[end].unit == item.unit:
+                end += 1
+            return end
+        ends_its_print = (s + 1 == len(symbolic_items)
+                          or symbolic_items[s + 1].record != symbolic_items[s].record)
+        if not ends_its_print:
+            return k + 1
+        end = k
+        while (end < len(items) and items[end].record == item.record and items[end].unit is None
+               and items[end].kind != "symbolic"):
+            end += 1
+        return end
+
+    while i < len(a_items) and j < len(b_items):
+        x, y = a_items[i], b_items[j]
+        if x.kind == "symbolic":
+            jj = counterpart(b_items, j, a_items, i)
+            aside.append((a_items[i:i + 1], b_items[j:jj]))
+            i, j = i + 1, jj
+        elif y.kind == "symbolic":
+            ii = counterpart(a_items, i, b_items, j)
+            aside.append((a_items[i:ii], b_items[j:j + 1]))
+            i, j = ii, j + 1
+        else:
+            pairs.append((x, y))
+            i, j = i + 1, j + 1
+    a_rest = [x for x in a_items[i:] if x.kind != "symbolic"]
+    b_rest = [y for y in b_items[j:] if y.kind != "symbolic"]
+    return pairs, aside, a_rest, b_rest
+
+
 def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
                     atol: float | None = None) -> tuple[list[ValueRow], list[str]]:
-    """Rows comparing the numbers two stdouts printed, in order, one row per legacy print."""
+    """Rows comparing the numbers two stdouts printed, in order, one row per legacy print.
+
+    A symbolic TensorFlow object printed by one script (a graph tensor or
+    variable, an op dump) and what the other printed in its place (say the
+    eager tensor's value) are set aside, in a ``symbolic`` row that is not a
+    comparison, and the prints after it stay aligned.
+    """
     import numpy as np
 
     a_items, b_items = parse_printed(legacy_out), parse_printed(new_out)
+    pairs, aside, a_rest, b_rest = align_printed(a_items, b_items)
     rows: list[ValueRow] = []
     notes: list[str] = []
-    # group legacy items by print record
-    groups: list[list[int]] = []
-    last_record = None
-    for i, item in enumerate(a_items):
-        if item.record != last_record:
-            groups.append([])
-            last_record = item.record
-        groups[-1].append(i)
-    for group in groups:
-        first = a_items[group[0]]
+    # group the pairs by legacy print; a print not wholly paired is counted below
+    groups: list[list] = []
+    for x, y in pairs:
+        if groups and groups[-1][-1][0].record == x.record:
+            groups[-1].append((x, y))
+        else:
+            groups.append([(x, y)])
+    if groups and a_rest and a_rest[0].record == groups[-1][-1][0].record:
+        groups.pop()
+    events = [(g[0][0], "pairs", g) for g in groups]
+    for legacy_items, new_items in aside:
+        if all(it.kind == "symbolic" for it in (*legacy_items, *new_items)):
+            continue  # both printed a tensor object: nothing to compare, nothing lost
+        first = legacy_items[0] if legacy_items else new_items[0]
+        events.append((first, "aside", (legacy_items, new_items)))
+    order = {id(it): k for k, it in enumerate(a_items)}
+    events.sort(key=lambda e: order.get(id(e[0]), len(a_items)))
+    for first, what, payload in events:
         name = f"stdout:{first.line}"
-        if group[-1] >= len(b_items):
-            break  # counted below
-        pairs = [(a_items[i], b_items[i]) for i in group]
-        elided = [(x.kind == "elided", y.kind == "elided") for x, y in pairs]
+        if what == "aside":
+            legacy_items, new_items = payload
+            rows.append(ValueRow(
+                name, "printed", "-", "printed", None, None, "symbolic",
+                note=f"legacy printed {_describe(legacy_items)}, new printed {_describe(new_items)}"
+                     f" (new line {new_items[0].line}): a graph object has no value, not compared"))
+            continue
+        pairs_here = payload
+        elided = [(x.kind == "elided", y.kind == "elided") for x, y in pairs_here]
         if any(ea or eb for ea, eb in elided):
             if all(ea and eb for ea, eb in elided):
                 rows.append(ValueRow(name, "printed", "-", "printed", None, None, "elided",
@@ -446,17 +524,17 @@ def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
             notes.append("printed numbers after stdout line "
                          f"{first.line} were not compared: an elided array print broke the alignment")
             return rows, notes
-        kinds_a = [x.kind for x, _ in pairs]
-        kinds_b = [y.kind for _, y in pairs]
-        line_note = "" if pairs[0][1].line == first.line else f"new line {pairs[0][1].line}"
+        kinds_a = [x.kind for x, _ in pairs_here]
+        kinds_b = [y.kind for _, y in pairs_here]
+        line_note = "" if pairs_here[0][1].line == first.line else f"new line {pairs_here[0][1].line}"
         if [k == "bool" for k in kinds_a] != [k == "bool" for k in kinds_b]:
-            rows.append(ValueRow(name, "printed", f"({len(pairs)},)", "printed", None, None,
+            rows.append(ValueRow(name, "printed", f"({len(pairs_here)},)", "printed", None, None,
                                  "mismatch", note="True/False printed where the other printed a number"))
             continue
-        a = np.array([x.value for x, _ in pairs], dtype=np.float64)
-        b = np.array([y.value for _, y in pairs], dtype=np.float64)
+        a = np.array([x.value for x, _ in pairs_here], dtype=np.float64)
+        b = np.array([y.value for _, y in pairs_here], dtype=np.float64)
         # floats meet the printed tolerance; integers and True/False must be equal
-        exact_mask = np.array([x.kind in ("int", "bool") and y.kind == x.kind for x, y in pairs])
+        exact_mask = np.array([x.kind in ("int", "bool") and y.kind == x.kind for x, y in pairs_here])
         row = compare_values(name, a, b, "printed", "printed", rtol=rtol, atol=atol, kind="printed")
         if exact_mask.any() and rtol is None and atol is None:
             exact_ok = bool(np.array_equal(a[exact_mask], b[exact_mask]))
@@ -467,12 +545,16 @@ def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
         if line_note and not row.note:
             row.note = line_note
         rows.append(row)
-    if len(a_items) != len(b_items):
-        n = min(len(a_items), len(b_items))
-        where = (a_items[n].line if n < len(a_items) else None, b_items[n].line if n < len(b_items) else None)
+    if a_rest or b_rest:
+        n_a, n_b = len(pairs) + len(a_rest), len(pairs) + len(b_rest)
+        where = (a_rest[0].line if a_rest else None, b_rest[0].line if b_rest else None)
+        set_aside = sum(len(new) for _, new in aside if any(it.kind != "symbolic" for it in new)) + \
+            sum(len(old) for old, _ in aside if any(it.kind != "symbolic" for it in old))
+        besides = f"; {set_aside} set aside against symbolic tensors" if set_aside else ""
         rows.append(ValueRow("stdout", "printed", "-", "printed", None, None, "mismatch",
-                             note=f"legacy printed {len(a_items)} numbers, new printed {len(b_items)} "
-                                  f"(first unmatched: legacy line {where[0]}, new line {where[1]})"))
+                             note=f"legacy printed {n_a} numbers, new printed {n_b} "
+                                  f"(first unmatched: legacy line {where[0]}, new line {where[1]}"
+                                  f"{besides})"))
     return rows, notes
 
 

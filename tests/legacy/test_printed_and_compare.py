@@ -193,6 +193,99 @@ def test_json_has_no_bare_infinity():
     assert json.loads(report.to_json())["rows"][0]["max_rel"] == "inf"
 
 
+# -- symbolic TensorFlow objects (issue #24) --------------------------------------
+
+# what TF 2.21 prints for these objects in a TF1 graph (legacy) and eagerly (new)
+GRAPH_OP_DUMP = """name: "x"
+op: "Const"
+attr {
+  key: "value"
+  value {
+    tensor {
+      dtype: DT_FLOAT
+      tensor_shape {
+        dim {
+          size: 2
+        }
+      }
+      tensor_content: "\\000\\000\\200?\\000\\000\\000@"
+    }
+  }
+}
+"""
+
+
+def test_symbolic_reprs_are_one_item_without_numbers():
+    for text in ["[<tf.Tensor 'gradients/Mul_1_grad/Mul_1:0' shape=() dtype=float32>]",
+                 'Tensor("add_12:0", shape=(3, 4), dtype=float32)',
+                 "<tf.Variable 'layer_2/w:0' shape=(2,) dtype=float32_ref>",
+                 "<tf.Operation 'init_1' type=NoOp>",
+                 GRAPH_OP_DUMP,
+                 'node {\n  name: "a_1"\n  op: "Const"\n}\nversions {\n  producer: 1882\n}\n']:
+        items = parse_printed(text)
+        assert [i.kind for i in items] == ["symbolic"], (text, items)
+        assert printed_numbers(text) == []
+
+
+def test_an_op_dump_ends_where_its_fields_end():
+    items = parse_printed(GRAPH_OP_DUMP + "size: 3\nloss: 0.5\n")
+    assert [(i.kind, i.value, i.line) for i in items] == [
+        ("symbolic", None, 1), ("int", 3.0, 17), ("float", 0.5, 18)]
+    two = parse_printed('name: "init"\nop: "NoOp"\nname: "b"\nop: "NoOp"\n\n4\n')
+    assert [i.kind for i in two] == ["symbolic", "symbolic", "int"]
+
+
+def test_eager_reprs_are_their_values_and_one_unit():
+    items = parse_printed("grad [<tf.Tensor: shape=(2,), dtype=float32, numpy=array([1.5, 2.], "
+                          "dtype=float32)>, <tf.Tensor: shape=(), dtype=int32, numpy=7>] step 3")
+    assert [(i.value, i.kind) for i in items] == [(1.5, "float"), (2.0, "float"), (7.0, "int"),
+                                                   (3.0, "int")]
+    assert items[0].unit == items[1].unit != items[2].unit and items[3].unit is None
+    multi = parse_printed("<tf.Tensor: shape=(2, 2), dtype=float32, numpy=\narray([[1., 2.],\n"
+                          "       [3., 4.]], dtype=float32)>\nnext 5\n")
+    assert [i.value for i in multi] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert len({i.record for i in multi[:4]}) == 1 and multi[4].record != multi[0].record
+
+
+def _statuses(legacy, new):
+    rows, _ = compare_printed(legacy, new)
+    return [(r.name, r.status) for r in rows], rows
+
+
+def test_printed_graph_tensor_against_its_eager_value_is_set_aside_and_alignment_holds():
+    # the issue's case: print(gradients) before running it, then the values
+    legacy = ("[<tf.Tensor 'gradients/Mul_1_grad/Mul_1:0' shape=() dtype=float32>]\n"
+              'Tensor("mul_2:0", shape=(), dtype=float32)\n[np.float32(6.0)]\ny: 9.0\n')
+    new = ("[<tf.Tensor: shape=(), dtype=float32, numpy=6.0>]\n"
+           "tf.Tensor(9.0, shape=(), dtype=float32)\n[np.float32(6.0)]\ny: 9.0\n")
+    got, rows = _statuses(legacy, new)
+    assert got == [("stdout:1", "symbolic"), ("stdout:2", "symbolic"),
+                   ("stdout:3", "ok"), ("stdout:4", "ok")]
+    assert "gradients/Mul_1_grad/Mul_1:0" in rows[0].note and "6.0" in rows[0].note
+    assert not any(r.compared for r in rows[:2])
+    # one number changed after the tensor prints is still found, on its own line
+    got, rows = _statuses(legacy, new.replace("y: 9.0", "y: 9.5"))
+    assert got[-1] == ("stdout:4", "mismatch") and rows[-1].note == "9.0 vs 9.5"
+    assert [n for n, s in got if s == "mismatch"] == ["stdout:4"]
+
+
+def test_symbolic_against_plain_numbers_and_against_nothing():
+    # legacy print(x) of a graph tensor, new print(x.numpy()): the rest of that print
+    got, _ = _statuses('x = Tensor("x:0", shape=(2,), dtype=float32)\n1 2\n',
+                       "x = [1. 2.]\n1 2\n")
+    assert got == [("stdout:1", "symbolic"), ("stdout:2", "ok")]
+    # both print a tensor object: nothing compared, nothing lost
+    got, _ = _statuses("<tf.Variable 'w:0' shape=(2,) dtype=float32_ref>\n0.5\n",
+                       'Tensor("w:0", shape=(2,), dtype=float32)\n0.5\n')
+    assert got == [("stdout:2", "ok")]
+    # a symbolic object on the new side (a print while tracing a tf.function)
+    got, _ = _statuses("[6.]\n7\n", 'Tensor("g:0", shape=(1,), dtype=float32)\n7\n')
+    assert got == [("stdout:1", "symbolic"), ("stdout:2", "ok")]
+    # a value printed only by the new script, with no symbolic object opposite, is still counted
+    got, rows = _statuses("0.5\n", "0.5\n0.25\n")
+    assert got[-1] == ("stdout", "mismatch") and "legacy printed 1 numbers, new printed 2" in rows[-1].note
+
+
 # -- property: whatever numpy prints (unelided) reads back as its numbers ------
 
 from hypothesis import given, settings  # noqa: E402
