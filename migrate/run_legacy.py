@@ -12,10 +12,24 @@ child, the machinery in this module:
 * resolves ``tf.contrib.slim`` / ``tf.contrib.layers`` / ``tf.contrib.framework``
   to ``tf_slim`` and raises an error naming the maintained replacement for
   any other ``tf.contrib`` module;
+* resolves ``tf.layers`` (also spelled ``tf.compat.v1.layers``, ``from
+  tensorflow.layers import dense``, ``import tensorflow.compat.v1 as tf``) to
+  tf-keras' legacy layers when the installed Keras is 3, where
+  ``tf.compat.v1.layers`` is gone (:func:`legacy_layers`);
 * runs the script as ``__main__`` with its own ``sys.argv`` and exit code.
 
 This module imports nothing heavy at module level: the child imports
 TensorFlow only when it is about to run the script.
+
+Why not ``TF_USE_LEGACY_KERAS=1`` in the child: it would bring
+``tf.compat.v1.layers`` back too, but it also turns the script's ``tf.keras``
+into Keras 2 (tf-keras) and passes on to every process the script starts,
+while the compat-mode output of ``tapeshift migrate`` (which must run without
+an environment variable) keeps ``tf.keras`` as installed; ``tapeshift verify``
+compares the two, so they must see the same Keras. It would also fall back
+to Keras 3 with a log line only when tf-keras is missing, where this says
+``pip install tf-keras``. So only ``tf.layers`` is redirected, to the module
+TensorFlow itself would load for it under that variable.
 """
 
 from __future__ import annotations
@@ -31,9 +45,11 @@ import types
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from migrate.codemods.layers_compat_table import TF_KERAS_LEGACY_LAYERS
 from migrate.contrib import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 
-HELP = "run an unmodified TF1 script on TensorFlow 2 (tf -> tf.compat.v1, tf.contrib.slim -> tf_slim)"
+HELP = ("run an unmodified TF1 script on TensorFlow 2 (tf -> tf.compat.v1, tf.contrib.slim -> "
+        "tf_slim, tf.layers -> tf-keras on Keras 3)")
 
 
 def contrib_message(name: str) -> str:
@@ -104,8 +120,57 @@ class LegacyContrib(types.ModuleType):
         return sorted(set(super().__dir__()) | set(CONTRIB_TF_SLIM))
 
 
+class LegacyLayersError(ModuleNotFoundError):
+    """``tf.layers`` on Keras 3 without the tf-keras package."""
+
+
+def legacy_layers(v1: types.ModuleType) -> types.ModuleType:
+    """What the legacy script sees as ``tf.layers``: TensorFlow's own
+    ``tf.compat.v1.layers`` where it works (Keras 2, or ``TF_USE_LEGACY_KERAS``
+    set), else the module TensorFlow routes it to with tf-keras, the same layers.
+    """
+    native = v1.__dict__.get("layers")
+    if native is None:
+        native = getattr(v1, "layers", None)
+    if native is not None:
+        try:
+            native.Layer  # a lazy loader: Keras 3 raises "not available with Keras 3"
+            return native
+        except (AttributeError, ImportError) as exc:
+            reason = str(exc)
+    else:
+        reason = "tf.compat.v1 has no layers"
+    try:
+        return importlib.import_module(TF_KERAS_LEGACY_LAYERS)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not TF_KERAS_LEGACY_LAYERS.startswith(exc.name):
+            raise
+        version = ".".join(str(getattr(v1, "__version__", "")).split(".")[:2])
+        raise LegacyLayersError(
+            f"tf.layers needs the tf-keras package, which is not installed: with Keras 3, "
+            f"TensorFlow's tf.compat.v1.layers is gone ({reason}). "
+            f"pip install tf-keras{'~=' + version + '.0' if version else ''} "
+            "(or pip install 'tapeshift[tf]')", name="tf_keras") from None
+
+
+class LegacyCompat(types.ModuleType):
+    """What the legacy script sees as ``tf.compat``: ``v1`` is the legacy ``tf`` itself."""
+
+    def __init__(self, tf: "LegacyTensorFlow", compat: types.ModuleType) -> None:
+        super().__init__("tensorflow.compat", compat.__doc__)
+        self.__dict__["_compat"] = compat
+        self.__dict__["v1"] = tf
+
+    def __getattr__(self, name: str):
+        return getattr(self.__dict__["_compat"], name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_compat"])) | {"v1"})
+
+
 class LegacyTensorFlow(types.ModuleType):
-    """What the legacy script sees as ``tf``: ``tensorflow.compat.v1`` plus ``contrib``."""
+    """What the legacy script sees as ``tf``: ``tensorflow.compat.v1`` plus
+    ``contrib``, with ``layers`` that work on Keras 3 and ``compat.v1`` that is itself."""
 
     def __init__(self, v1: types.ModuleType) -> None:
         super().__init__("tensorflow", v1.__doc__)
@@ -116,6 +181,12 @@ class LegacyTensorFlow(types.ModuleType):
         v1 = self.__dict__["_v1"]
         if name == "__all__" and not hasattr(v1, "__all__"):  # from tensorflow import *
             return [n for n in dir(v1) if not n.startswith("_")]
+        if name == "layers":
+            value = self.__dict__["layers"] = legacy_layers(v1)
+            return value
+        if name == "compat" and hasattr(v1, "compat"):
+            value = self.__dict__["compat"] = LegacyCompat(self, v1.compat)
+            return value
         return getattr(v1, name)
 
     def __dir__(self) -> list[str]:
@@ -143,10 +214,22 @@ def _under(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
+#: the module names that mean ``tf.layers`` to a TF1 script
+_LAYERS_MODULES = ("tensorflow.layers", "tensorflow.compat.v1.layers")
+
+
+def _redirected(name: str) -> bool:
+    """``import NAME`` of user code goes to the legacy ``tf`` (``name`` starts with "tensorflow")."""
+    return (name in ("tensorflow", "tensorflow.compat", "tensorflow.compat.v1")
+            or name.startswith("tensorflow.contrib")
+            or any(name == m or name.startswith(m + ".") for m in _LAYERS_MODULES))
+
+
 class LegacyImports:
     """A ``builtins.__import__`` wrapper that redirects TensorFlow imports of user code.
 
-    Only ``import tensorflow`` / ``from tensorflow import ...`` and
+    Only ``import tensorflow`` / ``from tensorflow import ...``,
+    ``tensorflow.compat[.v1]``, ``tensorflow[.compat.v1].layers...`` and
     ``tensorflow.contrib...`` made by modules whose file lies under one of
     ``roots`` (and not in site-packages, the standard library or tapeshift
     itself) are redirected; every other import, including TensorFlow's own,
@@ -208,7 +291,7 @@ class LegacyImports:
 
     def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
         original = self._original or importlib.__import__
-        if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.contrib")):
+        if level == 0 and name.startswith("tensorflow") and _redirected(name):
             g = globals if globals is not None else sys._getframe(1).f_globals
             if self.is_user_globals(g):
                 return self.redirect(name, fromlist, original)
@@ -220,6 +303,17 @@ class LegacyImports:
         parts = name.split(".")
         if parts == ["tensorflow"]:
             return tf
+        if name in ("tensorflow.compat", "tensorflow.compat.v1"):
+            return tf.compat if fromlist and name == "tensorflow.compat" else tf
+        for layers in _LAYERS_MODULES:
+            if name == layers or name.startswith(layers + "."):
+                module = tf.layers
+                for part in name[len(layers) + 1:].split(".") if name != layers else ():
+                    module = getattr(module, part, None)
+                    if not isinstance(module, types.ModuleType):
+                        raise ModuleNotFoundError(f"No module named {name!r} (tf.layers is "
+                                                  f"{tf.layers.__name__})", name=name)
+                return module if fromlist else tf
         if parts[1] != "contrib":  # e.g. tensorflow.contribute: not ours
             return original(name, None, None, fromlist, 0)
         if len(parts) == 2:  # tensorflow.contrib
@@ -387,7 +481,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "The script runs unmodified: `import tensorflow as tf` gives tensorflow.compat.v1 with\n"
         "TF2 behaviour disabled; tf.contrib.slim, tf.contrib.layers and tf.contrib.framework\n"
         "come from tf_slim; any other tf.contrib module raises an error naming its\n"
-        "replacement. Only imports made by the script and modules under its directory (and\n"
+        "replacement. With Keras 3, tf.layers (tf.compat.v1.layers) comes from tf-keras'\n"
+        "legacy layers, the module TF_USE_LEGACY_KERAS=1 would give (tf.keras is left as\n"
+        "installed). Only imports made by the script and modules under its directory (and\n"
         "any --user-path) are redirected. Arguments, stdout, stderr and the exit code pass\n"
         "through; options for tapeshift go before SCRIPT."
     )
@@ -417,6 +513,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = [
     "CONTRIB_REPLACEMENTS", "CONTRIB_TF_SLIM", "ContribAttributeError", "ContribModuleError",
-    "LegacyImports", "LegacyTensorFlow", "contrib_message", "enable_legacy_behavior",
-    "execute_script", "run_legacy", "runner_command",
+    "LegacyCompat", "LegacyImports", "LegacyLayersError", "LegacyTensorFlow", "contrib_message",
+    "enable_legacy_behavior", "execute_script", "legacy_layers", "run_legacy", "runner_command",
 ]
