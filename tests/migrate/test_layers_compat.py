@@ -1,0 +1,251 @@
+"""tf.layers / tf.compat.v1.layers -> tf-keras' legacy layers (compat mode, Keras 3)."""
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+from libcst.codemod import CodemodTest
+
+from migrate import screen
+from migrate.codemods.layers_compat import LayersToTfKeras
+from migrate.codemods.layers_compat_table import LEGACY_LAYERS, TF_KERAS_LEGACY_LAYERS
+from migrate.findings import REGISTRY, Severity
+from migrate.pipeline import migrate_source
+
+ROOT = Path(__file__).resolve().parents[2]
+IMPORT = f"import {TF_KERAS_LEGACY_LAYERS} as tf_layers"
+
+
+class TestLayersToTfKeras(CodemodTest):
+    TRANSFORM = LayersToTfKeras
+
+    def test_noop_without_tf_layers(self) -> None:
+        code = dedent("""\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+            layers_ = tf.keras.layers.Dense(3)
+            h = layers.Dense(2)(x)
+        """)
+        self.assertCodemod(code, code)
+
+    def test_a_local_tf_is_not_tensorflow(self) -> None:
+        code = "class tf:\n    layers = None\nh = tf.layers.dense(x, 3)\n"
+        self.assertCodemod(code, code)
+
+    def test_references_become_the_tf_keras_module(self) -> None:
+        before = """\
+            import tensorflow as tf
+            h = tf.layers.dense(x, 3, name="fc")
+            bn = tf.layers.BatchNormalization()
+            L = tf.layers
+            y = (tf.layers).flatten(h)
+        """
+        after = f"""\
+            import tensorflow as tf
+            {IMPORT}
+
+            h = tf_layers.dense(x, 3, name="fc")
+            bn = tf_layers.BatchNormalization()
+            L = tf_layers
+            y = (tf_layers).flatten(h)
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
+    def test_aliases_and_compat_v1_spellings(self) -> None:
+        before = """\
+            import tensorflow as T
+            import tensorflow.compat.v1 as tf1
+            a = T.compat.v1.layers.conv2d(x, 4, 3)
+            b = tf1.layers.max_pooling2d(a, 2, 2)
+            c = T.layers.Dense(3)
+        """
+        after = f"""\
+            import tensorflow as T
+            import tensorflow.compat.v1 as tf1
+            {IMPORT}
+
+            a = tf_layers.conv2d(x, 4, 3)
+            b = tf_layers.max_pooling2d(a, 2, 2)
+            c = tf_layers.Dense(3)
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
+    def test_import_forms(self) -> None:
+        before = """\
+            from tensorflow.layers import dense, conv2d as c2
+            from tensorflow.compat.v1.layers import BatchNormalization
+            from tensorflow import layers
+            from tensorflow.compat.v1 import layers as L
+            import tensorflow.layers as tl
+            from tensorflow.layers import *
+        """
+        after = f"""\
+            from {TF_KERAS_LEGACY_LAYERS} import dense, conv2d as c2
+            from {TF_KERAS_LEGACY_LAYERS} import BatchNormalization
+            from tf_keras.api._v1.keras.__internal__.legacy import layers
+            from tf_keras.api._v1.keras.__internal__.legacy import layers as L
+            import {TF_KERAS_LEGACY_LAYERS} as tl
+            from {TF_KERAS_LEGACY_LAYERS} import *
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
+    def test_layers_imported_with_other_names_moves_out(self) -> None:
+        before = """\
+            from tensorflow import nn, layers as L, train
+            h = L.dense(nn.relu(x), 3)
+        """
+        after = """\
+            from tensorflow import nn, train
+            from tf_keras.api._v1.keras.__internal__.legacy import layers as L
+
+            h = L.dense(nn.relu(x), 3)
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
+    def test_the_alias_does_not_take_a_name_in_use(self) -> None:
+        before = """\
+            import tensorflow as tf
+            tf_layers = ["mine"]
+            h = tf.layers.dense(x, 3)
+        """
+        after = f"""\
+            import tensorflow as tf
+            import {TF_KERAS_LEGACY_LAYERS} as tf_layers_1
+
+            tf_layers = ["mine"]
+            h = tf_layers_1.dense(x, 3)
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
+    def test_a_name_tf_keras_does_not_provide_is_reported_and_left(self) -> None:
+        before = """\
+            import tensorflow as tf
+            h = tf.layers.dense(x, 3)
+            g = tf.layers.gone_layer(h)
+        """
+        after = f"""\
+            import tensorflow as tf
+            {IMPORT}
+
+            h = tf_layers.dense(x, 3)
+            g = tf.layers.gone_layer(h)
+        """
+        self.assertCodemod(dedent(before), dedent(after), expected_warnings=[
+            "TS109 3:5: tf.layers.gone_layer: tf.layers.gone_layer is not in tf-keras' legacy "
+            "layers; left as it was (it fails on TensorFlow >= 2.16 with Keras 3)"])
+
+    def test_an_import_of_a_missing_name_is_reported_and_left(self) -> None:
+        code = "from tensorflow.layers import dense, gone_layer\n"
+        self.assertCodemod(code, code, expected_warnings=[
+            "TS109 1:1: from tensorflow.layers import: tf.layers.gone_layer not in tf-keras' "
+            "legacy layers; the import was left as it was (it fails on Keras 3)"])
+
+
+# -- in the pipeline ------------------------------------------------------------
+
+LEGACY = """\
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 4])
+    with tf.variable_scope("net"):
+        h = tf.layers.dense(x, 3, activation=tf.nn.relu)
+        h = tf.layers.batch_normalization(h, training=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        print(sess.run(h, {x: np.ones((2, 4), np.float32)}))
+"""
+
+
+@pytest.mark.parametrize("mode", ["compat", "tape"])
+def test_pipeline_rewrites_layers_and_reports_ts124(mode):
+    result = migrate_source(dedent(LEGACY), "train.py", mode=mode)
+    assert result.mode == "compat"
+    out = result.output
+    assert "import tensorflow.compat.v1 as tf\n" in out
+    assert f"{IMPORT}\n" in out
+    assert "tf.layers" not in out
+    assert "h = tf_layers.dense(x, 3, activation=tf.nn.relu)" in out
+    # tf-keras is imported before v2 behaviour is disabled, as TensorFlow's own
+    # lazy loader would import it later: the numbers are the same (tests/legacy)
+    assert out.index(IMPORT) < out.index("tf.disable_v2_behavior()")
+    ts124 = [f for f in result.findings if f.code == "TS124"]
+    assert [(f.line, f.column, f.severity) for f in ts124] == [(6, 9, Severity.INFO)]
+    assert "pip install tf-keras" in ts124[0].message
+    layer_changes = [c for c in result.changes if c.rule == "layers"]
+    assert [(c.line, c.column) for c in layer_changes] == [(6, 9), (7, 9)]
+    compile(out, "train.py", "exec")
+    again = migrate_source(out, "train.py", mode=mode)
+    assert again.output == out  # migrating the output again changes nothing
+    assert not [f for f in again.findings if f.code == "TS124"]
+
+
+def test_ts124_is_registered_as_info_and_does_not_block_tape():
+    info = REGISTRY["TS124"]
+    assert info.severity is Severity.INFO and not info.blocks_tape
+    assert TF_KERAS_LEGACY_LAYERS in info.what
+    assert "TS124" in (ROOT / "docs" / "codes.md").read_text()
+
+
+def test_the_rule_is_screened_by_the_word_layers():
+    assert screen.triggers(LayersToTfKeras) == frozenset({"layers"})
+    code = "import tensorflow as tf\ny = tf.nn.relu(x)\n"
+    result = migrate_source(code, "m.py", mode="compat")
+    assert not [c for c in result.changes if c.rule == "layers"]
+
+
+def test_the_codemod_imports_without_tensorflow(tmp_path):
+    # a finder that refuses tensorflow and tf_keras, then the codemod on a file
+    probe = dedent(f"""\
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("tensorflow", "tf_keras", "keras"):
+                    raise ImportError("blocked: " + name)
+        sys.meta_path.insert(0, Block())
+        sys.path.insert(0, {str(ROOT)!r})
+        from migrate.pipeline import migrate_source
+        r = migrate_source("import tensorflow as tf\\nh = tf.layers.dense(x, 3)\\n", mode="compat")
+        print(r.output)
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "tf_keras")))
+    """)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "h = tf_layers.dense(x, 3)" in proc.stdout
+    assert proc.stdout.rstrip().endswith("[]")
+
+
+# -- the table against the installed packages -------------------------------------
+
+def test_table_matches_installed_tf_keras():
+    module = importlib.import_module(TF_KERAS_LEGACY_LAYERS)
+    current = {n for n in dir(module) if not n.startswith("_")}
+    assert sorted(LEGACY_LAYERS - current) == []  # every listed name is there
+    assert sorted(current - LEGACY_LAYERS) == []  # and none is missing
+    for name in ("dense", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_conv2d",
+                 "max_pooling2d", "batch_normalization", "dropout", "flatten", "Dense", "Layer"):
+        assert callable(getattr(module, name)), name
+
+
+def test_the_module_is_what_tensorflow_routes_tf_compat_v1_layers_to(tmp_path):
+    import tensorflow as tf
+
+    # TensorFlow's generated compat.v1 package names the module its lazy loader loads
+    init = Path(tf.compat.v1.__file__).read_text(encoding="utf-8")
+    assert f'"{TF_KERAS_LEGACY_LAYERS}"' in init
+    # and with legacy Keras switched on, tf.compat.v1.layers is that module's names
+    probe = ("import tensorflow as tf\n"
+             "print(sorted(n for n in dir(tf.compat.v1.layers) if not n.startswith('_')))\n"
+             "print(tf.compat.v1.layers.dense.__module__)\n")
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names, module = proc.stdout.strip().splitlines()[-2:]
+    assert eval(names) == sorted(LEGACY_LAYERS)  # noqa: S307 - our own subprocess' list
+    assert module == importlib.import_module(TF_KERAS_LEGACY_LAYERS).dense.__module__
