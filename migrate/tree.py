@@ -26,8 +26,9 @@ Three layers, each usable alone:
     unchanged files starts no worker at all).
 
 Writing stays with the caller: :func:`write_output` (atomic, keeps the mode).
-Nothing here prints, except :class:`Progress`, which draws a bar on stderr
-when stderr is a terminal and the caller did not ask for quiet.
+Nothing here prints, except :class:`Progress` (:mod:`migrate.progress`), a
+tqdm bar on stderr when stderr is a terminal, outside CI, and the caller did
+not ask for quiet.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple,
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple,
                     TypeVar)
 
 from migrate.cache import Cache, cache_key, decode_bytes, encode_bytes
@@ -53,6 +54,7 @@ from migrate.encoding import (BOM, SourceDecodeError, SourceEncoding, decode_sou
 from migrate.files import atomic_write_bytes
 from migrate.findings import Change, Finding, Severity, make_finding
 from migrate.python_syntax import compile_quietly
+from migrate.progress import Progress  # noqa: F401 (migrate.tree.Progress, as before)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -300,59 +302,6 @@ def write_output(record: FileRecord, dest: Optional[os.PathLike] = None) -> bool
     atomic_write_bytes(Path(dest) if dest is not None else Path(record.path), record.output_bytes,
                        mode_from=Path(record.path))
     return True
-
-
-# --------------------------------------------------------------------------
-# progress
-# --------------------------------------------------------------------------
-class Progress:
-    """A one-line progress bar on ``stream`` (stderr), drawn only when the
-    stream is a terminal, ``quiet`` is false and the run has lasted ``delay``
-    seconds (short runs show nothing)."""
-
-    def __init__(self, total: int, *, quiet: bool = False, stream: Optional[TextIO] = None,
-                 label: str = "files", delay: float = 0.5, enabled: Optional[bool] = None):
-        self.total = total
-        self.done = 0
-        self.stream = stream if stream is not None else sys.stderr
-        self.label = label
-        self.delay = delay
-        self.start = time.monotonic()
-        self._last = 0.0
-        self._drawn = False
-        if enabled is None:
-            enabled = (not quiet and total > 0 and _isatty(self.stream)
-                       and os.environ.get("TERM") != "dumb")
-        self.enabled = enabled
-
-    def advance(self, n: int = 1) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.start < self.delay or (now - self._last < 0.1 and self.done < self.total):
-            return
-        self._last = now
-        width = 28
-        filled = int(width * self.done / max(1, self.total))
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(f"\r[{bar}] {self.done}/{self.total} {self.label} "
-                          f"{now - self.start:5.1f}s")
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self) -> None:
-        if self._drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self._drawn = False
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 # --------------------------------------------------------------------------

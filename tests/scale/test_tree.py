@@ -2,6 +2,13 @@
 
 import io
 import os
+import pty
+import select
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +16,7 @@ from migrate.cache import Cache
 from migrate.tree import (FileRecord, Progress, crash_record, migrate_files, process_file,
                           record_from_cache, record_to_cache, run_tree, write_output)
 
+ROOT = Path(__file__).resolve().parents[2]
 TF1 = ("import tensorflow as tf\n"
        "x = tf.constant(2.0)\n"
        "with tf.Session() as sess:\n"
@@ -46,24 +54,79 @@ def test_crash_record_is_an_error():
     assert r.findings[0].code == "TS114" and not r.cacheable
 
 
-def test_progress_only_on_a_terminal():
-    class TTY(io.StringIO):
-        def isatty(self):
-            return True
+class TTY(io.StringIO):
+    def isatty(self):
+        return True
 
+
+def test_progress_only_on_a_terminal(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
     quiet = io.StringIO()
     p = Progress(3, stream=quiet, delay=0)
     p.advance(3)
     p.close()
-    assert quiet.getvalue() == ""
+    assert quiet.getvalue() == "" and p.done == 3
     tty = TTY()
     p = Progress(3, stream=tty, delay=0, quiet=True)
     p.advance(3)
+    p.close()
     assert tty.getvalue() == ""
+    threads = threading.active_count()
+    p = Progress(3, stream=tty, delay=0)
+    p.advance(1)
+    time.sleep(0.15)  # tqdm redraws at most every 0.1 s
+    p.advance(2)
+    assert threading.active_count() == threads  # no tqdm monitor thread: workers still fork
+    p.close()
+    drawn = tty.getvalue()
+    assert "3/3 files" in drawn
+    assert drawn.endswith("\r") and drawn.rsplit("\r", 2)[1].strip() == ""  # the line is cleared
+
+
+def test_progress_on_a_terminal_of_unknown_size(monkeypatch):
+    # a pseudo-terminal nobody sized reports 0 x 0; tqdm alone would draw nothing there
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w", encoding="utf-8") as stream:
+        assert tuple(os.get_terminal_size(slave)) == (0, 0)
+        p = Progress(3, stream=stream, delay=0)
+        p.advance(1)
+        time.sleep(0.15)
+        p.advance(2)
+        p.close()
+    drawn = b""
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the other end is closed
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert b"3/3 files" in drawn
+
+
+@pytest.mark.parametrize("env", [{"CI": "true"}, {"TERM": "dumb"}])
+def test_no_progress_in_ci_or_on_a_dumb_terminal(monkeypatch, env):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    tty = TTY()
     p = Progress(3, stream=tty, delay=0)
     p.advance(3)
     p.close()
-    assert "3/3 files" in tty.getvalue() and tty.getvalue().endswith("\r\x1b[K")
+    assert not p.enabled and tty.getvalue() == ""
+
+
+def test_a_run_without_a_bar_does_not_import_tqdm():
+    code = ("import sys; from migrate.tree import Progress; p = Progress(5); p.advance(5); p.close(); "
+            "sys.exit('tqdm' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_process_file_kinds(tmp_path):
