@@ -1,0 +1,8 @@
+"""``python -m tapeshift`` is the ``tapeshift`` command line."""
+
+import sys
+
+from migrate.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
