@@ -1,6 +1,6 @@
 """The child-process side of ``run-legacy`` and ``verify``.
 
-Started as ``python -c <bootstrap> [--legacy] [--capture DIR] [--user-path DIR]...
+Started as ``python -c <bootstrap> [--seed N] [--legacy] [--capture DIR] [--user-path DIR]...
 -- SCRIPT ARGS...`` (see :func:`migrate.run_legacy.runner_command`). It runs the
 script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
 ``--capture``, writes what ``verify`` compares:
@@ -12,7 +12,12 @@ script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
     ``names`` and ``dtypes`` of those arrays (a dtype label such as
     ``float32``, ``bfloat16`` or ``py:float`` for a Python float), ``skipped``
     (name -> why it has no value, e.g. a graph tensor), ``random_ops`` (op name
-    -> number of times the script created it) and the TensorFlow version.
+    -> number of times the script created it), ``unseeded`` (random source ->
+    first ``file:line`` the script drew from it unseeded, and how often; see
+    :class:`RandomnessWatcher`), ``seed`` and the TensorFlow version.
+
+With ``--seed N``, Python's ``random``, numpy's global generator and
+TensorFlow's seeds are set to ``N`` before the script starts.
 
 Module globals that are numbers, numpy arrays or scalars, eager tensors,
 constant graph tensors (``tf.constant`` and what ``tf.get_static_value`` folds),
@@ -102,6 +107,166 @@ class RandomOpWatcher:
             return fn(*args, **kwargs)
 
         return wrapper
+
+
+# Python's random and numpy's global generator: the module-level functions that
+# draw (bound methods of the hidden generator), and those that (re)seed it.
+_SEEDING = {"seed", "setstate", "set_state"}
+_NOT_A_DRAW = {"getstate", "get_state"}
+
+
+class RandomnessWatcher:
+    """Seeds the script's random sources (``--seed N``) and records unseeded draws.
+
+    With a seed, Python's ``random``, numpy's global generator and TensorFlow
+    (the eager global seed, and the graph seed of the default graph and of
+    every graph created later) start from ``N`` before the script runs, in the
+    legacy and in the new run alike. Either way, the module-level functions of
+    ``random`` and ``numpy.random`` are wrapped, and a draw the script's own
+    code makes while the generator is unseeded (not seeded by ``--seed`` nor
+    by the script since it was last reseeded from the OS) is recorded with its
+    first ``file:line``; so is ``np.random.default_rng()`` without a seed. As a
+    backstop, a change of numpy's global state while unseeded that no wrapped
+    call made (library code holding the functions themselves) is recorded too.
+    """
+
+    def __init__(self, seed, scope) -> None:
+        self.seed = seed
+        self.scope = scope                     # LegacyImports, for its is_user_globals test
+        self.unseeded: dict[str, dict] = {}    # source -> {"calls", "first", "call"}
+        self.seeded = {"python": seed is not None, "numpy": seed is not None}
+        self._np = None
+        self._np_get_state = None
+        self._np_mark = None
+
+    # -- seeding -------------------------------------------------------------
+    def seed_python_and_numpy(self) -> None:
+        import random
+
+        if self.seed is not None:
+            random.seed(self.seed)
+        try:
+            import numpy as np
+        except ImportError:
+            return
+        self._np = np
+        self._np_get_state = np.random.get_state
+        if self.seed is not None:
+            np.random.seed(self.seed)
+        self._np_mark = self._np_state()
+
+    def seed_tensorflow(self) -> None:
+        """Graph seed ``N`` for the default graph and every later one; eager seed ``N``."""
+        if self.seed is None:
+            return
+        tf = sys.modules.get("tensorflow")
+        if tf is None:
+            return
+        from tensorflow.python.framework import ops
+
+        seed = self.seed
+        original = ops.Graph.__init__
+        if not getattr(original, "_tapeshift_seeded", False):
+            @functools.wraps(original)
+            def __init__(graph, *args, **kwargs):
+                original(graph, *args, **kwargs)
+                graph._seed = seed   # a FuncGraph then takes its outer graph's seed, as TF does
+
+            __init__._tapeshift_seeded = True
+            ops.Graph.__init__ = __init__
+        tf.random.set_seed(seed)  # the eager seed, or the default graph's in graph mode
+        tf.compat.v1.get_default_graph().seed = seed
+
+    # -- watching ------------------------------------------------------------
+    def install(self) -> None:
+        import random
+
+        self._wrap_module(random, random._inst, "python", "random")
+        np = self._np
+        if np is None:
+            return
+        self._wrap_module(np.random, np.random.mtrand._rand, "numpy", "np.random")
+        default_rng = getattr(np.random, "default_rng", None)
+        if default_rng is not None:
+            watcher = self
+
+            @functools.wraps(default_rng)
+            def wrapped_default_rng(seed=None, *args, **kwargs):
+                if seed is None and watcher._user_caller():
+                    watcher._record("numpy default_rng", "np.random.default_rng()")
+                return default_rng(seed, *args, **kwargs)
+
+            np.random.default_rng = wrapped_default_rng
+
+    def _user_caller(self) -> bool:
+        try:
+            return self.scope.is_user_globals(sys._getframe(2).f_globals)
+        except ValueError:
+            return False
+
+    def _record(self, source: str, call: str) -> None:
+        entry = self.unseeded.get(source)
+        if entry is None:
+            frame = sys._getframe(2)
+            entry = self.unseeded[source] = {"calls": 0, "call": call,
+                                             "first": f"{frame.f_code.co_filename}:{frame.f_lineno}"}
+        entry["calls"] += 1
+
+    def _wrap_module(self, module, generator, source: str, prefix: str) -> None:
+        watcher = self
+        for attr in dir(module):
+            fn = getattr(module, attr, None)
+            if attr.startswith("_") or attr in _NOT_A_DRAW or not callable(fn):
+                continue
+            if getattr(fn, "__self__", None) is not generator and attr not in _SEEDING:
+                continue  # numpy's seed() is a module function, not a bound method
+            if attr in _SEEDING:
+                def wrapper(*args, _fn=fn, _attr=attr, **kwargs):
+                    watcher._before_seed(source)
+                    result = _fn(*args, **kwargs)
+                    watcher._after_seed(source, _attr, args, kwargs)
+                    return result
+            else:
+                def wrapper(*args, _fn=fn, _attr=attr, **kwargs):
+                    if not watcher.seeded[source] and watcher._user_caller():
+                        watcher._record(source, f"{prefix}.{_attr}")
+                    return _fn(*args, **kwargs)
+            functools.update_wrapper(wrapper, fn)
+            setattr(module, attr, wrapper)
+
+    def _before_seed(self, source: str) -> None:
+        if source == "numpy":
+            self._numpy_backstop()
+
+    def _after_seed(self, source: str, attr: str, args, kwargs) -> None:
+        if attr == "seed":
+            given = args[0] if args else kwargs.get("seed", kwargs.get("a"))
+            self.seeded[source] = given is not None
+        else:  # setstate / set_state: a state the script chose
+            self.seeded[source] = True
+        if source == "numpy" and self._np is not None:
+            self._np_mark = self._np_state()
+
+    def _np_state(self):
+        state = self._np_get_state()
+        return (state[0], state[1].tobytes(), *state[2:])
+
+    def _numpy_backstop(self) -> None:
+        """Record a change of numpy's global state while unseeded that no wrapped call explains."""
+        if self._np is None:
+            return
+        state = self._np_state()
+        if (self._np_mark is not None and state != self._np_mark and not self.seeded["numpy"]
+                and "numpy" not in self.unseeded):
+            self.unseeded["numpy"] = {"calls": 1, "call": "numpy's global generator, by library code",
+                                      "first": ""}
+        self._np_mark = state
+
+    def finish(self) -> dict:
+        """``{source: {"calls", "first", "call"}}`` of the unseeded draws seen."""
+        if self._np is not None and self._np_mark is not None:
+            self._numpy_backstop()
+        return self.unseeded
 
 
 class SessionTracker:
@@ -389,7 +554,8 @@ def graph_random_ops() -> dict[str, int]:
     return counts
 
 
-def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict, legacy: bool) -> None:
+def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict, legacy: bool,
+                  unseeded: dict | None = None, seed: int | None = None) -> None:
     import numpy as np
 
     os.makedirs(directory, exist_ok=True)
@@ -403,6 +569,8 @@ def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict,
         "dtypes": [values[n][1] for n in names],
         "skipped": skipped,
         "random_ops": random_ops,
+        "unseeded": unseeded or {},
+        "seed": seed,
         "tensorflow": getattr(tf, "__version__", None),
     }
     with open(os.path.join(directory, "meta.json"), "w", encoding="utf-8") as f:
@@ -412,7 +580,7 @@ def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict,
 # -- entry point ------------------------------------------------------------
 
 def _parse(argv: list[str]):
-    legacy, capture, user_paths = False, None, []
+    legacy, capture, user_paths, seed = False, None, [], None
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -427,20 +595,33 @@ def _parse(argv: list[str]):
         elif arg == "--user-path":
             i += 1
             user_paths.append(argv[i])
+        elif arg == "--seed":
+            i += 1
+            seed = int(argv[i])
         else:
             break
         i += 1
     if i >= len(argv):
         raise SystemExit("tapeshift runner: no script given")
-    return legacy, capture, user_paths, argv[i], argv[i + 1:]
+    return legacy, capture, user_paths, seed, argv[i], argv[i + 1:]
+
+
+def _tensorflow_installed() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("tensorflow") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def main(argv: list[str]) -> int:
-    legacy, capture, user_paths, script, script_args = _parse(argv)
+    legacy, capture, user_paths, seed, script, script_args = _parse(argv)
     script_dir = os.path.dirname(os.path.realpath(script))
     roots = [script_dir, *user_paths]
     watcher, sessions = RandomOpWatcher(), SessionTracker()
     hooks = _TensorFlowHooks(watcher, sessions, roots)
+    randomness = RandomnessWatcher(seed, hooks.scope)
     if legacy:
         try:
             import tensorflow  # noqa: F401 - must be loaded before its behaviour is changed
@@ -451,9 +632,21 @@ def main(argv: list[str]) -> int:
         enable_legacy_behavior()
         if capture is not None:
             hooks.try_install()
+        randomness.seed_tensorflow()
         LegacyImports(roots).install()
+    elif seed is not None and _tensorflow_installed():
+        # Seeded: TensorFlow is loaded first, as in the legacy run, so that what its
+        # import draws from Python's random (rich, under Keras) happens before the seed.
+        import tensorflow  # noqa: F401
+        if capture is not None:
+            hooks.try_install()
+        randomness.seed_tensorflow()
     elif capture is not None:
         hooks.install_lazily()
+    if capture is not None or seed is not None:
+        randomness.seed_python_and_numpy()
+    if capture is not None:
+        randomness.install()
 
     code, globs = execute_script(script, [script, *script_args])
 
@@ -464,7 +657,8 @@ def main(argv: list[str]) -> int:
         if legacy:
             for op_type, n in graph_random_ops().items():
                 random_ops.setdefault(op_type, n)
-        write_capture(capture, values, skipped, random_ops, legacy)
+        write_capture(capture, values, skipped, random_ops, legacy,
+                      unseeded=randomness.finish(), seed=seed)
     try:
         sys.stdout.flush()
     except Exception:

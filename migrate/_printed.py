@@ -279,7 +279,7 @@ def parse_printed(text: str) -> list[Printed]:
                     i = int(m.group("span"))
                     span = spans[i]
                     if span.symbolic:
-                        items.append(Printed(None, "symbolic", where, record, span.body[:60], i))
+                        items.append(Printed(None, "symbolic", where, record, span.body[:100], i))
                     else:
                         items.extend(_plain_items(span.body, where, record, i))
                 elif m.group("bool"):

@@ -93,6 +93,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cache.add_argument("--no-cache", action="store_true", help="use no cache")
     parser.add_argument("--verify-timeout", type=float, default=600.0, metavar="S",
                         help="seconds each script may run under --verify (default: 600)")
+    parser.add_argument("--seed", type=_seed, default=None, metavar="N",
+                        help="with --verify: as tapeshift verify --seed (Python's random, numpy's "
+                             "global generator and TensorFlow's seeds start from N in both runs)")
+
+
+def _seed(text: str) -> int:
+    from migrate.verify import seed_value  # loaded only when --seed is given
+
+    return seed_value(text)
 
 
 # --------------------------------------------------------------------------
@@ -197,7 +206,8 @@ def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
     out = {}
     for r in results:
         if r.changed and not r.error and runs_as_script(r.source):
-            out[r.path] = verify_sources(r.source, r.output, r.path, timeout=args.verify_timeout)
+            out[r.path] = verify_sources(r.source, r.output, r.path, timeout=args.verify_timeout,
+                                         seed=args.seed)
     return out
 
 

@@ -58,13 +58,33 @@ TOLERANCES: dict[str, tuple[float, float]] = {
 }
 EXACT = (0.0, 0.0)  # integers, booleans, printed integers and True/False
 
+# unseeded random sources the child records (migrate._capture.RandomnessWatcher)
+UNSEEDED_LABELS = {
+    "numpy": "unseeded numpy",
+    "python": "unseeded Python random",
+    "numpy default_rng": "numpy default_rng() without a seed",
+}
+UNSEEDED_NOTES = {
+    "numpy": "numpy's global generator was drawn from without a seed, so each run drew different "
+             "numbers; rerun with --seed N (both runs then start numpy, Python random and "
+             "TensorFlow from seed N)",
+    "python": "Python's random module was drawn from without a seed, so each run drew different "
+              "numbers; rerun with --seed N",
+    "numpy default_rng": "a Generator made without a seed draws from the OS entropy in each run, "
+                         "which --seed cannot reach; give it a seed (np.random.default_rng(0)) in both scripts",
+}
+
 RANDOM_NOTE = (
     "values drawn from TF random ops cannot match draw for draw: a graph-level seed "
     "(tf.set_random_seed) and an eager seed (tf.random.set_seed) produce different streams "
-    "(docs/verify.md, 'Random ops'). To align the runs, carry the legacy initial values over (save them "
+    "(docs/verify.md, 'Random ops'). "
+)
+RANDOM_FIX = (
+    "To align the runs, carry the legacy initial values over (save them "
     "with np.save and assign them in the new script) or make the random ops stateless with "
     "fixed seeds (tf.random.stateless_normal(shape, seed=[1, 2]))."
 )
+RANDOM_NOTE += RANDOM_FIX
 
 TOLERANCE_HELP = """\
 default tolerances (a value agrees when |new - legacy| <= atol + rtol * |legacy|):
@@ -125,6 +145,7 @@ class ValueRow:
     rtol: float | None = None
     atol: float | None = None
     random: bool = False
+    causes: list = field(default_factory=list)   # the report's random_causes, on a mismatch
 
     @property
     def compared(self) -> bool:
@@ -157,6 +178,8 @@ class ScriptRun:
     dtypes: dict[str, str] = field(default_factory=dict)   # name -> dtype label
     skipped: dict[str, str] = field(default_factory=dict)  # name -> why it has no value
     random_ops: dict[str, int] = field(default_factory=dict)
+    unseeded: dict[str, dict] = field(default_factory=dict)  # source -> {"calls", "first", "call"}
+    seed: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -171,7 +194,7 @@ class ScriptRun:
             "duration": round(self.duration, 3), "timed_out": self.timed_out,
             "error": self.error, "stderr_tail": self.stderr_tail() if self.failed else "",
             "captured": sorted(self.values), "skipped": self.skipped,
-            "random_ops": self.random_ops,
+            "random_ops": self.random_ops, "unseeded": self.unseeded, "seed": self.seed,
         }
 
 
@@ -205,6 +228,21 @@ class VerifyReport:
         return bool(self.legacy.random_ops or self.new.random_ops)
 
     @property
+    def random_causes(self) -> list[str]:
+        """Sources of nondeterminism the runs showed: unseeded numpy / Python random first, then TF random ops."""
+        causes = []
+        for source in UNSEEDED_LABELS:
+            if source in self.legacy.unseeded or source in self.new.unseeded:
+                causes.append(UNSEEDED_LABELS[source])
+        if self.random_ops_used:
+            causes.append("random ops")
+        return causes
+
+    @property
+    def seed(self) -> int | None:
+        return self.legacy.seed if self.legacy.seed is not None else self.new.seed
+
+    @property
     def status(self) -> str:
         if self.failures:
             return "failed"
@@ -232,7 +270,8 @@ class VerifyReport:
         counted = f"{n_val} module value{'s' * (n_val != 1)}, {n_pr} print{'s' * (n_pr != 1)}"
         if status == "mismatch":
             names = _names([r.name for r in self.mismatches], limit=10)
-            extra = " (the scripts used TF random ops: see below)" if self.random_ops_used else ""
+            causes = self.random_causes
+            extra = f" (likely cause: {', '.join(_cause_text(c) for c in causes)}: see below)" if causes else ""
             return f"MISMATCH: {len(self.mismatches)} of {self.compared} differ: {names}{extra}"
         if status == "nothing-compared":
             return ("NOTHING COMPARED: no module value or printed number in common "
@@ -245,12 +284,42 @@ class VerifyReport:
             "status": self.status, "exit_code": self.exit_code, "summary": self.summary(),
             "compared": self.compared, "rows": [r.to_dict() for r in self.rows],
             "only_legacy": self.only_legacy, "only_new": self.only_new, "notes": self.notes,
-            "rtol": self.rtol, "atol": self.atol,
+            "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
+            "random_causes": self.random_causes,
             "runs": {"legacy": self.legacy.to_dict(), "new": self.new.to_dict()},
         }
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
+
+    def _randomness_lines(self) -> list[str]:
+        """Why the values may differ when the runs drew random numbers (on a mismatch)."""
+        lines = []
+        for source, label in UNSEEDED_LABELS.items():
+            sites = []
+            for run in (self.legacy, self.new):
+                entry = run.unseeded.get(source)
+                if entry:
+                    where = f" at {_site(entry['first'])}" if entry.get("first") else ""
+                    calls = entry.get("calls", 1)
+                    sites.append(f"{run.role}: {entry['call']}{where}"
+                                 f"{f' ({calls} calls)' if calls > 1 else ''}")
+            if sites:
+                lines.append(f"{label} ({'; '.join(sites)}): {UNSEEDED_NOTES[source]}")
+        if self.random_ops_used:
+            used = []
+            for run in (self.legacy, self.new):
+                if run.random_ops:
+                    used.append(f"{run.role}: " + ", ".join(sorted(run.random_ops)))
+            if self.seed is None:
+                note = RANDOM_NOTE
+            else:
+                note = (f"--seed {self.seed} set TensorFlow's graph seed and eager seed to {self.seed}, "
+                        "but TF random ops in a TF1 graph and in TF2 eager code draw different "
+                        "streams from the same seed, so they cannot match draw for draw "
+                        "(docs/verify.md, 'Random ops'). " + RANDOM_FIX)
+            lines.append(f"random ops used ({'; '.join(used)}): {note}")
+        return lines
 
     def to_text(self) -> str:
         out = [f"tapeshift verify: legacy {self.legacy.path} (run-legacy) vs new {self.new.path} (TF2)"]
@@ -272,12 +341,8 @@ class VerifyReport:
             tol = f"rtol={self.rtol if self.rtol is not None else 'default'}, " \
                   f"atol={self.atol if self.atol is not None else 'default'}"
         out.append(f"tolerances: {tol}")
-        if self.mismatches and self.random_ops_used:
-            used = []
-            for run in (self.legacy, self.new):
-                if run.random_ops:
-                    used.append(f"{run.role}: " + ", ".join(sorted(run.random_ops)))
-            out.append(f"random ops used ({'; '.join(used)}): {RANDOM_NOTE}")
+        if self.mismatches:
+            out.extend(self._randomness_lines())
         for note in self.notes:
             out.append(note)
         if self.only_legacy:
@@ -291,6 +356,22 @@ class VerifyReport:
             out.append(f"no value in legacy ({reason}): {_names(names)}")
         out.append(f"exit {self.exit_code}")
         return "\n".join(out)
+
+
+def _cause_text(cause: str) -> str:
+    return "TF random ops" if cause == "random ops" else cause
+
+
+def _site(first: str) -> str:
+    """``file:line`` with the file relative to the current directory when under it."""
+    path, sep, line = first.rpartition(":")
+    if not sep or not line.isdigit():
+        return first
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return first
+    return f"{path if rel.startswith('..') else rel}:{line}"
 
 
 def _names(names: Sequence[str], limit: int = 20) -> str:
@@ -316,7 +397,7 @@ def _table(rows: Sequence[ValueRow]) -> str:
     for r in rows:
         status = r.status.upper() if r.status == "mismatch" else r.status
         if r.status == "mismatch" and r.random:
-            status += " (random ops)"
+            status += f" ({', '.join(r.causes) or 'random ops'})"
         if r.note:
             status += f"  {r.note}"
         body.append((r.name, r.shape, r.dtype, _fmt(r.max_abs), _fmt(r.max_rel), status))
@@ -415,7 +496,8 @@ def compare_values(name: str, legacy, new, legacy_dtype: str, new_dtype: str, *,
 def _describe(items) -> str:
     """What one side printed where the other printed a symbolic tensor."""
     if len(items) == 1 and items[0].kind == "symbolic":
-        return f"the graph object {items[0].text.strip()}"
+        text = items[0].text.strip()
+        return f"the graph object {text if len(text) <= 70 else text[:67] + '...'}"
     values = ", ".join(it.text for it in items[:4]) + (", ..." if len(items) > 4 else "")
     return f"the value {values}"
 
@@ -576,9 +658,11 @@ def compare_runs(legacy: ScriptRun, new: ScriptRun, *, rtol: float | None = None
         rows, notes = compare_printed(legacy.stdout, new.stdout, rtol=rtol, atol=atol)
         report.rows.extend(rows)
         report.notes.extend(notes)
-    if report.random_ops_used:
+    causes = report.random_causes
+    if causes:
         for row in report.mismatches:
             row.random = True
+            row.causes = list(causes)
     return report
 
 
@@ -606,6 +690,7 @@ def _load_capture(run: ScriptRun, directory: str) -> None:
             run.dtypes[name] = meta["dtypes"][i]
     run.skipped = dict(meta.get("skipped", {}))
     run.random_ops = dict(meta.get("random_ops", {}))
+    run.unseeded = dict(meta.get("unseeded", {}))
 
 
 OutputCallback = Callable[[str, str, str], None]  # (role, "stdout" | "stderr", text)
@@ -628,24 +713,28 @@ def _pump(pipe, chunks: list, role: str, stream: str, on_output: OutputCallback 
 def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy: bool,
                  timeout: float | None = DEFAULT_TIMEOUT, cwd: str | os.PathLike | None = None,
                  env: dict | None = None, user_paths: Sequence[str | os.PathLike] = (),
-                 on_output: OutputCallback | None = None) -> ScriptRun:
+                 on_output: OutputCallback | None = None, seed: int | None = None) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
     ``on_output`` is given, each line is also handed to it as it arrives
     (``on_output(role, "stdout" | "stderr", line)``). ``user_paths``: more
     directories whose modules get the legacy ``tf`` (besides the script's
-    own), as ``run-legacy --user-path``.
+    own), as ``run-legacy --user-path``. ``seed``: Python's ``random``,
+    numpy's global generator and TensorFlow's seeds start from it.
     """
     script = Path(script)
     role = "legacy" if legacy else "new"
     tmp = tempfile.mkdtemp(prefix=f"tapeshift-{role}-")
     cmd = runner_command(script, args, legacy=legacy, capture_dir=tmp,
                          user_paths=user_paths if legacy else ())
+    if seed is not None:  # a runner option, before the "--" that ends them (migrate._capture)
+        end = cmd.index("--", 3)
+        cmd[end:end] = ["--seed", str(seed)]
     if on_output is not None:  # line by line as printed, not in 8 KiB blocks
         env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     start = time.monotonic()
-    run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout)
+    run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed)
     try:
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -694,7 +783,8 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
                    timeout: float | None = DEFAULT_TIMEOUT, args: Sequence[str] = (),
                    cwd: str | os.PathLike | None = None, printed: bool = True,
                    user_paths: Sequence[str | os.PathLike] = (),
-                   on_output: OutputCallback | None = None) -> VerifyReport:
+                   on_output: OutputCallback | None = None,
+                   seed: int | None = None) -> VerifyReport:
     """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare.
 
     ``rtol``/``atol`` replace the dtype defaults (:data:`TOLERANCES`) for
@@ -703,11 +793,14 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     this process's); ``printed=False`` skips comparing printed numbers;
     ``user_paths`` are more directories whose TensorFlow imports run-legacy
     redirects for the legacy script; ``on_output`` receives each line the
-    scripts print, as they print it (see :func:`run_captured`).
+    scripts print, as they print it (see :func:`run_captured`); ``seed``
+    starts both runs with Python's ``random``, numpy's global generator and
+    TensorFlow's seeds set to it (``--seed``).
     """
     legacy_run = run_captured(legacy, args, legacy=True, timeout=timeout, cwd=cwd,
-                              user_paths=user_paths, on_output=on_output)
-    new_run = run_captured(new, args, legacy=False, timeout=timeout, cwd=cwd, on_output=on_output)
+                              user_paths=user_paths, on_output=on_output, seed=seed)
+    new_run = run_captured(new, args, legacy=False, timeout=timeout, cwd=cwd, on_output=on_output,
+                           seed=seed)
     return compare_runs(legacy_run, new_run, rtol=rtol, atol=atol, printed=printed)
 
 
@@ -716,7 +809,8 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                    timeout: float | None = DEFAULT_TIMEOUT, args: Sequence[str] = (),
                    cwd: str | os.PathLike | None = None, printed: bool = True,
                    user_paths: Sequence[str | os.PathLike] = (),
-                   on_output: OutputCallback | None = None) -> VerifyReport:
+                   on_output: OutputCallback | None = None,
+                   seed: int | None = None) -> VerifyReport:
     """:func:`verify_scripts` for two versions of the file ``path`` held in memory.
 
     For ``migrate --verify`` in check or diff mode, where the migrated text is
@@ -736,7 +830,7 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
             written.append(Path(name))
         report = verify_scripts(written[0], written[1], rtol=rtol, atol=atol, timeout=timeout,
                                 args=args, cwd=cwd, printed=printed, user_paths=user_paths,
-                                on_output=on_output)
+                                on_output=on_output, seed=seed)
     finally:
         for tmp in written:
             try:
@@ -745,6 +839,11 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                 pass
     for run, tmp in ((report.legacy, written[0]), (report.new, written[1])):
         run.stderr = run.stderr.replace(str(tmp), str(path))
+        run.stdout = run.stdout.replace(str(tmp), str(path))
+        for entry in run.unseeded.values():
+            first = entry.get("first") or ""
+            if first.startswith(str(tmp.resolve())) or first.startswith(str(tmp)):
+                entry["first"] = str(path) + first[first.rindex(":"):]
         run.path = path
     return report
 
@@ -755,6 +854,20 @@ def _non_negative(text: str) -> float:
     value = float(text)
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
+SEED_MAX = 2**32 - 1  # numpy's global generator takes seeds in [0, 2**32)
+
+
+def seed_value(text: str) -> int:
+    """``--seed``'s type: an integer in [0, 2**32)."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {SEED_MAX}, got {value}")
     return value
 
 
@@ -769,6 +882,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="absolute tolerance for every dtype (default: by dtype, see below)")
     parser.add_argument("--timeout", type=_non_negative, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds each script may run (default {DEFAULT_TIMEOUT:g}; 0: no limit)")
+    parser.add_argument("--seed", type=seed_value, default=None, metavar="N",
+                        help="start both runs with Python's random, numpy's global generator and "
+                             "TensorFlow's seeds set to N (numpy/Python draws then agree; TF random "
+                             "ops in a TF1 graph and in TF2 eager still draw different streams)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--no-printed", dest="printed", action="store_false",
                         help="do not compare the numbers the scripts print")
@@ -796,7 +913,8 @@ def run(args: argparse.Namespace) -> int:
 
     report = verify_scripts(Path(args.legacy), Path(args.new), rtol=args.rtol, atol=args.atol,
                             timeout=args.timeout or None, args=args.script_args,
-                            printed=args.printed, user_paths=args.user_path, on_output=on_output)
+                            printed=args.printed, user_paths=args.user_path, on_output=on_output,
+                            seed=args.seed)
     if args.json:
         print(report.to_json())
     else:
