@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from migrate import files
 from migrate.files import Pattern, atomic_write, atomic_write_bytes, discover, parse_patterns
@@ -136,6 +138,31 @@ def test_discovery_matches_git(tmp_path, case):
     found = set(rels(discover([str(tmp_path)], suffixes=(".py", ""))))
     assert {p for p in paths if p not in ignored} == found - set(ignores)
     assert ignored, "every case ignores something"
+
+
+TREE = ["a.py", "b.txt", "1.py", "d/a.py", "d/e/b.py", "d/e/f/c.py", "e/d/a.py", "gen/x_pb2.py",
+        "x/gen/y.py", "out/k.py", "x/out/k.py"]  # (not build/: tapeshift skips it)
+ATOMS = ["*.py", "a.py", "/a.py", "d/", "d", "/d/", "e/", "d/*", "d/**", "**/e", "d/**/c.py",
+         "e/**/", "*", "*/", "**/", "[ab].py", "?.py", "[0-9].py", "gen/", "out", "x/**",
+         "**/gen/*.py", "f", "*.txt"]
+IGNORE_LINES = st.lists(st.sampled_from(ATOMS + ["!" + a for a in ATOMS]), min_size=1, max_size=6)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary to compare with")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(top=IGNORE_LINES, nested=st.lists(st.sampled_from(ATOMS + ["!" + a for a in ATOMS]),
+                                         max_size=3))
+def test_discovery_matches_git_on_generated_gitignores(tmp_path_factory, top, nested):
+    root = tmp_path_factory.mktemp("tree")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for p in TREE:
+        make(root, p)
+    make(root, ".gitignore", "\n".join(top) + "\n")
+    if nested:
+        make(root, "d/.gitignore", "\n".join(nested) + "\n")
+    ignored = git_ignored(root, TREE)
+    found = set(rels(discover([str(root)], suffixes=(".py", ".txt"))))
+    assert found == {p for p in TREE if p not in ignored}, (top, nested)
 
 
 def test_invalid_globs(tmp_path):
