@@ -184,6 +184,29 @@ def test_pipeline_rewrites_layers_and_reports_ts124(mode):
     assert not [f for f in again.findings if f.code == "TS124"]
 
 
+
+@pytest.mark.parametrize("switch", [
+    "OPTIMIZED",        # every rule as LibCST runs a codemod on its own
+    "KEEP_UNCHANGED",   # LibCST's own visit, every node rebuilt
+    "FAST_NAMES",       # qualified names from LibCST's scope analysis only
+])
+def test_the_pipeline_shortcuts_change_nothing(switch, monkeypatch):
+    from migrate import pipeline
+    from migrate.codemods import _base
+
+    sources = [(ROOT / "examples" / "layers_tf1.py").read_text(), dedent(LEGACY),
+               "from tensorflow import nn, layers as L\nh = L.dense(nn.relu(x), 3)\n"]
+    def outcomes():
+        return [(r.output, r.mode, r.findings, r.changes) for r in
+                (migrate_source(s, "m.py", mode) for s in sources for mode in ("compat", "tape"))]
+    fast = outcomes()
+    assert all("import tf_keras.api._v1.keras.__internal__.legacy" in out or
+               "from tf_keras.api._v1.keras.__internal__.legacy import" in out for out, *_ in fast)
+    owner = {"OPTIMIZED": pipeline, "KEEP_UNCHANGED": _base.TapeshiftCodemod,
+             "FAST_NAMES": _base}[switch]
+    monkeypatch.setattr(owner, switch, False)
+    assert outcomes() == fast
+
 def test_ts124_is_registered_as_info_and_does_not_block_tape():
     info = REGISTRY["TS124"]
     assert info.severity is Severity.INFO and not info.blocks_tape
