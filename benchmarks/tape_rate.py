@@ -38,6 +38,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -131,6 +132,7 @@ class FileResult:
     tf: bool            # counted as a TF1 file (changed, or an error on a file naming tensorflow)
     reasons: List[str] = field(default_factory=list)   # codes keeping it out of tape form
     message: str = ""   # the first blocking finding: line:col code message
+    tf1_only: List[str] = field(default_factory=list)  # the TF1-only APIs TS109 names
 
 
 def measure_source(source: str, path: str) -> "tuple[FileResult, str]":
@@ -146,7 +148,10 @@ def measure_source(source: str, path: str) -> "tuple[FileResult, str]":
     reasons = sorted({f.code for f in blocking})
     first = min(blocking, key=lambda f: (f.line, f.column), default=None)
     message = f"{first.line}:{first.column} {first.code} {first.message}" if first else ""
-    return FileResult(path, mode, tf, reasons, message), result.output
+    # TS109's message starts with the API's name: "tf.train.Saver: ..."
+    tf1_only = sorted({f.message.split(":")[0] for f in blocking
+                       if f.code == "TS109" and f.message.startswith("tf.") and ":" in f.message})
+    return FileResult(path, mode, tf, reasons, message, tf1_only), result.output
 
 
 def measure_file(file: Path, rel: str) -> "tuple[FileResult, str, str]":
@@ -163,6 +168,7 @@ def measure_file(file: Path, rel: str) -> "tuple[FileResult, str, str]":
 class Corpus:
     name: str
     files: List[FileResult] = field(default_factory=list)
+    seconds: float = 0.0  # wall time of the codemod over the corpus
 
     def count(self, mode: str) -> int:
         return sum(1 for f in self.files if f.tf and f.mode == mode)
@@ -180,11 +186,17 @@ class Corpus:
         counts = collections.Counter(code for f in self.files if f.tf for code in f.reasons)
         return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
+    def tf1_only(self) -> List["tuple[str, int]"]:
+        """(TF1-only API, number of TF1 files out of tape form that use it), most files first."""
+        counts = collections.Counter(name for f in self.files if f.tf for name in f.tf1_only)
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
     def summary(self) -> dict:
         return {"corpus": self.name, "files": len(self.files), "tf1_files": self.tf1,
                 "tape": self.count("tape"), "compat": self.count("compat"),
                 "error": self.count("error"), "tape_rate": self.rate,
                 "reasons": {code: {"name": code_name(code), "files": n} for code, n in self.reasons()},
+                "tf1_only_apis": dict(self.tf1_only()), "seconds": round(self.seconds, 1),
                 "errors": [{"path": f.path, "codes": f.reasons, "message": f.message}
                            for f in self.files if f.tf and f.mode == "error"]}
 
@@ -194,15 +206,17 @@ def py_files(root: Path) -> List[Path]:
 
 
 def measure_tree(name: str, root: Path) -> Corpus:
-    corpus = Corpus(name)
+    corpus, start = Corpus(name), time.perf_counter()
     for file in py_files(root):
         corpus.files.append(measure_file(file, file.relative_to(root).as_posix())[0])
+    corpus.seconds = time.perf_counter() - start
     return corpus
 
 
 def measure_scripts(scripts: Sequence[Script], data: Path):
     """The manifest's scripts that are in ``data``: (corpus, {script: (source, output)}, missing, changed)."""
     corpus, texts, missing, changed = Corpus("scripts"), {}, [], []
+    start = time.perf_counter()
     for script in scripts:
         file = data / script.local
         if not file.is_file():
@@ -213,6 +227,7 @@ def measure_scripts(scripts: Sequence[Script], data: Path):
         result, source, output = measure_file(file, script.local.as_posix())
         corpus.files.append(result)
         texts[script] = (result, source, output)
+    corpus.seconds = time.perf_counter() - start
     return corpus, texts, missing, changed
 
 
@@ -231,7 +246,7 @@ def verify_scripts(texts: dict, data: Path, timeout: float) -> List[dict]:
                 continue
             row = {"script": script.local.as_posix(), "mode": result.mode}
             if result.mode != "tape":
-                row["status"] = "not verified (not in tape form)"
+                row["status"] = "not-tape"  # compat mode: not verified
             else:
                 with tempfile.TemporaryDirectory(prefix="tape-rate-") as cwd:
                     report = verify_sources(source, output, data / script.local, timeout=timeout,
@@ -276,6 +291,10 @@ def print_reasons(corpora: List[Corpus], overall: Corpus, top: int) -> None:
         print(f"\n{c.name}: top reasons (TF1 files each keeps out of tape form; a file can have several)")
         for code, n in reasons:
             print(f"  {code} {code_name(code)}: {n}")
+        apis = c.tf1_only()[:top]
+        if apis:
+            print("  TF1-only APIs named by TS109 (files each): "
+                  + ", ".join(f"{name} {n}" for name, n in apis))
 
 
 def print_files(corpora: List[Corpus]) -> None:
@@ -331,11 +350,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"tape_rate: {exc}", file=sys.stderr)
             return 2
         corpora.append(measure_tree(name, root))
-        print(f"# {name}: {len(corpora[-1].files)} files", file=sys.stderr, flush=True)
+        print(f"# {name}: {len(corpora[-1].files)} files, {corpora[-1].seconds:.0f} s",
+              file=sys.stderr, flush=True)
     for tree in args.tree:
         corpora.append(measure_tree(tree.resolve().name, tree))
 
-    overall = Corpus("overall", [f for c in corpora for f in c.files])
+    overall = Corpus("overall", [f for c in corpora for f in c.files], sum(c.seconds for c in corpora))
     today = datetime.date.today().isoformat()
     print(f"\nTape-form rate, tapeshift {git_head()}, {today}, python {sys.version.split()[0]}\n")
     print_table(corpora, overall)
@@ -354,10 +374,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.verify:
         verified = verify_scripts(texts, args.scripts_data, args.timeout)
         counts = collections.Counter(r["status"] for r in verified)
-        print(f"\nverify ({tf_version()}): scripts that run without data: {len(verified)}; "
-              + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        print(f"\nverify ({tf_version()}): {len(verified)} manifest scripts run without data; "
+              f"{counts['not-tape']} are not in tape form (not verified); of the "
+              f"{len(verified) - counts['not-tape']} in tape form: OK {counts['ok']}, "
+              f"MISMATCH {counts['mismatch']}, script failure {counts['failed']}, "
+              f"nothing compared {counts['nothing-compared']}")
         for r in verified:
-            print(f"  {r['script']}: {r['status']}" + (f" - {r['summary']}" if "summary" in r else ""))
+            if r["status"] != "not-tape":
+                print(f"  {r['script']}: {r['summary']}")
 
     if args.json:
         figures = {"date": today, "tapeshift": git_head(), "python": sys.version.split()[0],

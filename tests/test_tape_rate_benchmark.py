@@ -71,6 +71,7 @@ def test_the_table_counts_tape_compat_and_non_tf_files(tape_rate, tree, tmp_path
     text = capsys.readouterr().out
     assert "| tiny | 3 | 2 | 1 | 1 | 0 | 50.0% |" in text
     assert "  TS109 tf1-only-api: 1" in text
+    assert "  TF1-only APIs named by TS109 (files each): tf.train.Saver 1" in text
     # the listing names each TF1 file with its mode; the non-TF file is not listed
     assert "  tape   tape_step.py" in text
     assert "  compat pkg/saver.py TS109 - 4:9 TS109 " in text
@@ -82,6 +83,7 @@ def test_the_table_counts_tape_compat_and_non_tf_files(tape_rate, tree, tmp_path
         "corpus": "tiny", "files": 3, "tf1_files": 2, "tape": 1, "compat": 1, "error": 0}
     assert tiny["tape_rate"] == 0.5
     assert tiny["reasons"] == {"TS109": {"name": "tf1-only-api", "files": 1}}
+    assert tiny["tf1_only_apis"] == {"tf.train.Saver": 1}
     assert figures["overall"]["tape_rate"] == 0.5
     assert figures["verify"] == [] and figures["tensorflow"] is None
 
