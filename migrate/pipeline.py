@@ -260,11 +260,14 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
     try:
         # tf.contrib is gone from compat.v1 too: its slim parts move to tf_slim first
         slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
-        # tf.compat.v1.layers is gone with Keras 3: the layers come from tf-keras
-        layered, layers_findings, layers_changes = runner.run(LayersToTfKeras, slimmed)
-        contrib_findings, contrib_changes = (contrib_findings + layers_findings,
-                                             contrib_changes + layers_changes)
-        new, findings, changes = runner.run(CompatFallback, layered)
+        fallback, findings, changes = runner.run(CompatFallback, slimmed)
+        # tf.compat.v1.layers is gone with Keras 3: the layers come from tf-keras (after
+        # the fallback, which must still see `from tensorflow import layers` as TensorFlow)
+        new, layers_findings, layers_changes = runner.run(LayersToTfKeras, fallback)
+        if layers_findings or layers_changes:
+            lines = LineMap(source, fallback.code)  # report lines of the file as written
+            contrib_findings = contrib_findings + lines.remap(layers_findings)
+            changes = changes + lines.remap(layers_changes)
         output = new.code
         compile_quietly(output, path)
     except Exception as exc:  # a codemod bug must never break the file

@@ -17,7 +17,9 @@ was and reported (TS109).
 ``import tf_keras.api._v1.keras.__internal__.legacy.layers as tf_layers``;
 ``from tensorflow.layers import dense`` and ``from tensorflow import layers``
 import from tf-keras instead. It runs in compat mode only (a tape-mode file
-that uses ``tf.layers`` falls back to compat mode, TS109).
+that uses ``tf.layers`` falls back to compat mode, TS109), after the compat
+fallback: a file whose one TensorFlow import is ``from tensorflow import
+layers`` still gets ``disable_v2_behavior()``.
 """
 
 from __future__ import annotations

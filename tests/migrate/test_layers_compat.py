@@ -185,6 +185,26 @@ def test_pipeline_rewrites_layers_and_reports_ts124(mode):
 
 
 
+def test_a_file_whose_only_tensorflow_import_is_layers_still_disables_v2_behaviour():
+    source = dedent("""\
+        from tensorflow import layers
+
+        def head(x):
+            return layers.dense(x, 3, name="head")
+    """)
+    result = migrate_source(source, "heads.py", mode="compat")
+    assert result.output == dedent("""\
+        from tensorflow.compat.v1 import disable_v2_behavior
+        from tf_keras.api._v1.keras.__internal__.legacy import layers
+
+        disable_v2_behavior()
+
+        def head(x):
+            return layers.dense(x, 3, name="head")
+    """)
+    assert [(f.code, f.line, f.column) for f in result.findings] == [("TS124", 1, 1)]
+    compile(result.output, "heads.py", "exec")
+
 @pytest.mark.parametrize("switch", [
     "OPTIMIZED",        # every rule as LibCST runs a codemod on its own
     "KEEP_UNCHANGED",   # LibCST's own visit, every node rebuilt
