@@ -3,21 +3,38 @@
 A graph-level seed and ``tf.random.set_seed`` give different streams
 (docs/tf1-vs-tf2.md, section 5), so a model that draws noise, dropout masks or initial values
 differs between backends. Inside ``aligned_random(seed)``, the random ops that
-model code calls are replaced by their stateless counterparts, seeded by
-``(seed, n)`` where ``n`` counts random calls from the start of each forward
-run. The same model code therefore draws the same numbers on every backend,
-and on every call. (Keras 2's ``DeterministicRandomTestTool`` did this for the
-TF migration guide; it is gone with Keras 3.)
+model code calls are replaced by their stateless counterparts. The key of each
+draw is ``[seed, n]``: ``n`` is the draw's position (0, 1, 2, ...) among the
+random calls of its forward run, counted by a counter that the forward run owns
+(``forward_run``, entered by ``compat.vjp.trace`` around the model call, so every
+backend, every call and every ``tf.function`` trace starts its own count at 0).
+The same model code therefore draws the same numbers on every backend, and on
+every call. Draws made inside the block but outside any forward run (a net
+called directly, ``SlimModel``'s discovery run) are counted by the block, from 0
+at its start. (Keras 2's ``DeterministicRandomTestTool`` did this for the TF
+migration guide; it is gone with Keras 3.)
+
+Why not an identity: the counter used to be one per block, reset whenever
+``id()`` of the active cut recorder changed. A recorder is freed when its run
+ends, and CPython gives the next object of that size the freed address when
+nothing else took it first, so a new run could carry the previous run's ``id``:
+its count did not restart, it drew ``[seed, 2], [seed, 3]`` instead of
+``[seed, 0], [seed, 1]``, and a backend disagreed with the others depending on
+what had been allocated in between (about 1 run in 40 of the slim dropout test;
+forward-only programs rebuilt in a loop: 8 in 300). Nothing here depends on
+object identity or garbage collection now.
 
 Only calls made through the module attributes are replaced (``tf.random.normal``,
 ``tf.nn.dropout``, their ``tf.compat.v1`` spellings, and the internal
 ``tensorflow.python.ops.nn.dropout`` that tf_slim reaches); a function imported
-by name before the block keeps the original.
+by name before the block keeps the original. The patches are process-wide
+module attributes while the seed is per thread: use the block from one thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 import threading
 from typing import Iterator
@@ -27,17 +44,49 @@ from compat._tf import tensorflow
 _state = threading.local()
 
 
-def _next_seed(tf):
-    st = _state.current
-    from compat.cuts import _ACTIVE
+class _Draws:
+    """The random-call counter of one forward run (or of a block, outside any run)."""
 
-    run = _ACTIVE.get()
-    key = id(run)
-    if st["run"] != key:  # a new forward run starts counting from zero
-        st["run"], st["count"] = key, 0
-    n = st["count"]
-    st["count"] += 1
-    return tf.constant([st["seed"], n], dtype=tf.int64)
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def take(self) -> int:
+        n = self.count
+        self.count += 1
+        return n
+
+
+_RUN: contextvars.ContextVar["_Draws | None"] = contextvars.ContextVar(
+    "tapeshift_random_draws", default=None
+)
+
+
+@contextlib.contextmanager
+def forward_run() -> Iterator[None]:
+    """Count the random draws made inside as one forward run, from 0.
+
+    ``compat.vjp.trace`` enters it around every model call. A run nested in
+    another has its own count; the outer run's count resumes after it.
+    """
+    token = _RUN.set(_Draws())
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+def _next_seed(tf):
+    block = getattr(_state, "current", None)
+    if block is None:
+        raise RuntimeError(
+            "a patched TF random op was called in a thread that did not enter "
+            "aligned_random; aligned_random patches the whole process, use it "
+            "from one thread"
+        )
+    draws = _RUN.get() or block["outside"]
+    return tf.constant([block["seed"], draws.take()], dtype=tf.int64)
 
 
 def _patches(tf):
@@ -82,13 +131,17 @@ def _patches(tf):
 
 @contextlib.contextmanager
 def aligned_random(seed: int = 0) -> Iterator[None]:
-    """Within the block, TF random ops in model code are stateless and seeded by ``seed``."""
+    """Within the block, TF random ops in model code are stateless and seeded by ``seed``.
+
+    The ``n``-th random call of each forward run (0-based) is seeded by
+    ``[seed, n]`` on every backend; see the module docstring.
+    """
     tf = tensorflow()
     if getattr(_state, "current", None) is not None:
         raise RuntimeError("aligned_random blocks do not nest")
     patches = _patches(tf)
     saved = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in patches]
-    _state.current = {"seed": int(seed), "run": None, "count": 0}
+    _state.current = {"seed": int(seed), "outside": _Draws()}
     try:
         for mod, attr, fn in patches:
             setattr(mod, attr, fn)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from compat._tf import tensorflow
 from compat.cuts import CutRecord, Recorder
+from compat.random_alignment import forward_run
 
 # query(y, xs, cotangent) -> list of gradients (None where unconnected)
 Query = Callable[[Any, Sequence[Any], Any], Sequence[Any]]
@@ -58,9 +59,13 @@ def trace(
     recorder: Recorder,
     query: Query,
 ) -> Forward:
-    """Run ``model(params, inputs)`` under ``recorder`` and package the result."""
+    """Run ``model(params, inputs)`` under ``recorder`` and package the result.
+
+    The call is one forward run for ``compat.random_alignment``: its random
+    draws are counted from 0, whatever ran before.
+    """
     tf = tensorflow()
-    with recorder.active():
+    with recorder.active(), forward_run():
         target = model(params, inputs)
     recorder.check_complete()
     if isinstance(target, (tuple, list, dict)):
