@@ -12,7 +12,8 @@ script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
     ``names`` and ``dtypes`` of those arrays (a dtype label such as
     ``float32``, ``bfloat16`` or ``py:float`` for a Python float), ``skipped``
     (name -> why it has no value, e.g. a graph tensor), ``random_ops`` (op name
-    -> number of times the script created it), ``unseeded`` (random source ->
+    -> number of times the script created it), ``random_modes`` (``graph``,
+    ``function`` or ``eager`` -> how many of those ran that way), ``unseeded`` (random source ->
     first ``file:line`` the script drew from it unseeded, and how often; see
     :class:`RandomnessWatcher`), ``seed`` and the TensorFlow version.
 
@@ -79,6 +80,8 @@ class RandomOpWatcher:
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
+        # how they ran: "graph" (a TF1 graph), "function" (a tf.function's graph), "eager"
+        self.modes: dict[str, int] = {}
         self.installed = False
 
     def install(self) -> None:
@@ -99,11 +102,13 @@ class RandomOpWatcher:
                 setattr(mod, attr, self._wrap(fn, _camel(attr)))
 
     def _wrap(self, fn, op_name: str):
-        counts = self.counts
+        counts, modes = self.counts, self.modes
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             counts[op_name] = counts.get(op_name, 0) + 1
+            mode = _execution_mode()
+            modes[mode] = modes.get(mode, 0) + 1
             return fn(*args, **kwargs)
 
         return wrapper
@@ -267,6 +272,21 @@ class RandomnessWatcher:
         if self._np is not None and self._np_mark is not None:
             self._numpy_backstop()
         return self.unseeded
+
+
+def _execution_mode() -> str:
+    """``eager``, ``function`` (building a tf.function) or ``graph`` (a TF1 graph)."""
+    try:
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import ops
+
+        if context.executing_eagerly():
+            return "eager"
+        graph = ops.get_default_graph()
+        return "function" if getattr(graph, "outer_graph", None) is not None or \
+            type(graph).__name__ == "FuncGraph" else "graph"
+    except Exception:
+        return "unknown"
 
 
 class SessionTracker:
@@ -555,7 +575,8 @@ def graph_random_ops() -> dict[str, int]:
 
 
 def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict, legacy: bool,
-                  unseeded: dict | None = None, seed: int | None = None) -> None:
+                  unseeded: dict | None = None, seed: int | None = None,
+                  random_modes: dict | None = None) -> None:
     import numpy as np
 
     os.makedirs(directory, exist_ok=True)
@@ -570,6 +591,7 @@ def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict,
         "skipped": skipped,
         "random_ops": random_ops,
         "unseeded": unseeded or {},
+        "random_modes": random_modes or {},
         "seed": seed,
         "tensorflow": getattr(tf, "__version__", None),
     }
@@ -654,11 +676,14 @@ def main(argv: list[str]) -> int:
         sessions.finish()
         values, skipped = capture_globals(globs, sessions)
         random_ops = dict(watcher.counts)
+        random_modes = dict(watcher.modes)
         if legacy:
             for op_type, n in graph_random_ops().items():
-                random_ops.setdefault(op_type, n)
+                if op_type not in random_ops:
+                    random_ops[op_type] = n
+                    random_modes["graph"] = random_modes.get("graph", 0) + n
         write_capture(capture, values, skipped, random_ops, legacy,
-                      unseeded=randomness.finish(), seed=seed)
+                      unseeded=randomness.finish(), seed=seed, random_modes=random_modes)
     try:
         sys.stdout.flush()
     except Exception:

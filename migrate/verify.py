@@ -58,6 +58,8 @@ TOLERANCES: dict[str, tuple[float, float]] = {
 }
 EXACT = (0.0, 0.0)  # integers, booleans, printed integers and True/False
 
+MODE_TEXT = {"graph": "in a TF1 graph", "eager": "eagerly", "function": "in a tf.function"}
+
 # unseeded random sources the child records (migrate._capture.RandomnessWatcher)
 UNSEEDED_LABELS = {
     "numpy": "unseeded numpy",
@@ -179,6 +181,7 @@ class ScriptRun:
     skipped: dict[str, str] = field(default_factory=dict)  # name -> why it has no value
     random_ops: dict[str, int] = field(default_factory=dict)
     unseeded: dict[str, dict] = field(default_factory=dict)  # source -> {"calls", "first", "call"}
+    random_modes: dict[str, int] = field(default_factory=dict)  # graph/function/eager -> random ops
     seed: int | None = None
 
     @property
@@ -194,7 +197,8 @@ class ScriptRun:
             "duration": round(self.duration, 3), "timed_out": self.timed_out,
             "error": self.error, "stderr_tail": self.stderr_tail() if self.failed else "",
             "captured": sorted(self.values), "skipped": self.skipped,
-            "random_ops": self.random_ops, "unseeded": self.unseeded, "seed": self.seed,
+            "random_ops": self.random_ops, "random_modes": self.random_modes,
+            "unseeded": self.unseeded, "seed": self.seed,
         }
 
 
@@ -234,9 +238,25 @@ class VerifyReport:
         for source in UNSEEDED_LABELS:
             if source in self.legacy.unseeded or source in self.new.unseeded:
                 causes.append(UNSEEDED_LABELS[source])
-        if self.random_ops_used:
+        if self.random_ops_differ:
             causes.append("random ops")
         return causes
+
+    @property
+    def random_ops_differ(self) -> bool:
+        """Whether the TF random ops the runs used can draw different numbers.
+
+        Always without ``--seed``. With it, only when both runs drew in the
+        same way, all in TF1 graphs or all eagerly (same seed, same stream);
+        a TF1 graph against eager code or a tf.function draws another stream.
+        """
+        if not self.random_ops_used:
+            return False
+        if self.seed is None:
+            return True
+        legacy = {m for m, n in self.legacy.random_modes.items() if n}
+        new = {m for m, n in self.new.random_modes.items() if n}
+        return not (legacy == new and len(legacy) == 1 and legacy <= {"graph", "eager"})
 
     @property
     def seed(self) -> int | None:
@@ -306,11 +326,13 @@ class VerifyReport:
                                  f"{f' ({calls} calls)' if calls > 1 else ''}")
             if sites:
                 lines.append(f"{label} ({'; '.join(sites)}): {UNSEEDED_NOTES[source]}")
-        if self.random_ops_used:
+        if self.random_ops_differ:
             used = []
             for run in (self.legacy, self.new):
                 if run.random_ops:
-                    used.append(f"{run.role}: " + ", ".join(sorted(run.random_ops)))
+                    modes = [MODE_TEXT.get(m, m) for m, n in sorted(run.random_modes.items()) if n]
+                    how = f" ({', '.join(modes)})" if modes else ""
+                    used.append(f"{run.role}: " + ", ".join(sorted(run.random_ops)) + how)
             if self.seed is None:
                 note = RANDOM_NOTE
             else:
@@ -691,6 +713,7 @@ def _load_capture(run: ScriptRun, directory: str) -> None:
     run.skipped = dict(meta.get("skipped", {}))
     run.random_ops = dict(meta.get("random_ops", {}))
     run.unseeded = dict(meta.get("unseeded", {}))
+    run.random_modes = dict(meta.get("random_modes", {}))
 
 
 OutputCallback = Callable[[str, str, str], None]  # (role, "stdout" | "stderr", text)

@@ -186,6 +186,45 @@ def test_random_op_mismatch_is_reported_as_such():
     assert json.loads(report.to_json())["rows"][0]["random"] is True
 
 
+def _seeded(run, seed, modes=None, unseeded=None):
+    run.seed = seed
+    run.random_modes = modes or {}
+    run.unseeded = unseeded or {}
+    return run
+
+
+def test_random_causes_with_and_without_seed():
+    ops = {"RandomUniform": 1}
+    w_a, w_b = {"w": np.float32([0.3])}, {"w": np.float32([0.9])}
+    # no seed: TF random ops are a cause in any mode
+    report = compare_runs(_seeded(_run("legacy", w_a, random_ops=ops), None, {"graph": 1}),
+                          _seeded(_run("new", w_b, random_ops=ops), None, {"graph": 1}))
+    assert report.random_causes == ["random ops"]
+    # --seed, TF1 graph against eager: still a cause, and the text says the seed does not help
+    report = compare_runs(_seeded(_run("legacy", w_a, random_ops=ops), 7, {"graph": 1}),
+                          _seeded(_run("new", w_b, random_ops=ops), 7, {"eager": 1}))
+    assert report.random_causes == ["random ops"]
+    text = report.to_text()
+    assert "--seed 7 set TensorFlow's graph seed and eager seed to 7" in text
+    assert "(in a TF1 graph)" in text and "(eagerly)" in text
+    # --seed, both TF1 graphs (a compat-mode migration): same stream, so a mismatch is a real one
+    report = compare_runs(_seeded(_run("legacy", w_a, random_ops=ops), 7, {"graph": 1}),
+                          _seeded(_run("new", w_b, random_ops=ops), 7, {"graph": 1}))
+    assert report.random_causes == [] and not report.rows[0].random
+    assert "random ops used" not in report.to_text() and "likely cause" not in report.summary()
+    # unseeded numpy named with its first site, before TF random ops
+    site = {"numpy": {"calls": 3, "call": "np.random.rand", "first": "/x/train.py:5"}}
+    report = compare_runs(_seeded(_run("legacy", w_a, random_ops=ops), None, {"graph": 1}, site),
+                          _seeded(_run("new", w_b), None))
+    assert report.random_causes == ["unseeded numpy", "random ops"]
+    assert report.rows[0].causes == ["unseeded numpy", "random ops"]
+    text = report.to_text()
+    assert "MISMATCH (unseeded numpy, random ops)" in text
+    assert "unseeded numpy (legacy: np.random.rand at /x/train.py:5 (3 calls))" in text
+    assert "likely cause: unseeded numpy, TF random ops" in report.summary()
+    assert json.loads(report.to_json())["random_causes"] == ["unseeded numpy", "random ops"]
+
+
 def test_json_has_no_bare_infinity():
     report = compare_runs(_run("legacy", {"x": np.float32([0.0])}),
                           _run("new", {"x": np.float32([1.0])}))
