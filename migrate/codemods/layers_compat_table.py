@@ -1,6 +1,7 @@
 """Names of TF1's ``tf.layers`` that tf-keras provides (generated from tf-keras
 2.21.0; ``tests/migrate/test_layers_compat.py`` checks them against the
-installed package).
+installed package). tf-keras 2.15.0, the oldest the ``tf`` extra allows, has
+the same module with the same names.
 
 ``TF_KERAS_LEGACY_LAYERS`` is the module TensorFlow itself routes
 ``tf.compat.v1.layers`` to when told to use tf-keras (``TF_USE_LEGACY_KERAS=1``;
