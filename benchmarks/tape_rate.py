@@ -323,6 +323,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--corpus-data", type=Path, default=CORPUS_DATA)
     args = parser.parse_args(argv)
     names = args.corpus or ([] if args.tree else list(CORPORA))
+    head = git_head()  # the commit measured (others may commit during a long run)
     for tree in args.tree:
         if not tree.is_dir():
             print(f"tape_rate: --tree {tree}: not a folder", file=sys.stderr)
@@ -357,7 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     overall = Corpus("overall", [f for c in corpora for f in c.files], sum(c.seconds for c in corpora))
     today = datetime.date.today().isoformat()
-    print(f"\nTape-form rate, tapeshift {git_head()}, {today}, python {sys.version.split()[0]}\n")
+    print(f"\nTape-form rate, tapeshift {head}, {today}, python {sys.version.split()[0]}\n")
     print_table(corpora, overall)
     print_reasons(corpora, overall, args.top)
     if args.list:
@@ -384,7 +385,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"  {r['script']}: {r['summary']}")
 
     if args.json:
-        figures = {"date": today, "tapeshift": git_head(), "python": sys.version.split()[0],
+        figures = {"date": today, "tapeshift": head, "python": sys.version.split()[0],
                    "corpora": [c.summary() for c in corpora], "overall": overall.summary(),
                    "missing_scripts": [s.local.as_posix() for s in missing],
                    "verify": verified, "tensorflow": tf_version() if args.verify else None}
@@ -408,11 +409,15 @@ def write_json(path: Path, figures: dict) -> None:
 
 
 def git_head() -> str:
+    """HEAD's short hash, marked when the codemod's files differ from it (a shared checkout)."""
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "migrate"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return "?"
+    return head + (" + uncommitted changes in migrate/" if dirty else "")
 
 
 def tf_version() -> str:
