@@ -94,7 +94,8 @@ def test_random_op_mismatch_is_reported(tmp_path):
     assert report.exit_code == 1 and report.legacy.path == report.new.path == path
     out = report.to_text()
     assert "MISMATCH (random ops)" in _row(out, "doubled")
-    assert "random ops used (legacy: RandomStandardNormal; new: RandomStandardNormal)" in out
+    assert ("random ops used (legacy: RandomStandardNormal (in a TF1 graph); "
+            "new: RandomStandardNormal (eagerly))") in out
     assert "graph-level seed" in out and "stateless" in out
 
 
@@ -136,3 +137,88 @@ def test_timeout_and_non_tf_new_script(tmp_path):
                           "info['lr']": "py:float"}
     assert run.values["sizes"].tolist() == [1, 2, 3]
     assert run.random_ops == {}
+
+
+# -- randomness in the child (issue #24): scripts without TensorFlow, so quick --
+
+def test_unseeded_draws_are_recorded_with_their_first_line(tmp_path):
+    script = _write(tmp_path / "draws.py", """\
+        import random
+        import numpy as np
+        from numpy.random import mtrand
+
+        a = np.random.random_sample()
+        b = [np.random.rand(2) for _ in range(2)]
+        c = random.random()
+        rng = np.random.default_rng()
+        d = rng.random()
+        """)
+    run = run_captured(script, legacy=False)
+    assert not run.failed, run.stderr
+    assert run.seed is None
+    first = lambda line: f"{script}:{line}"  # noqa: E731
+    assert run.unseeded == {
+        "numpy": {"calls": 3, "call": "np.random.random_sample", "first": first(5)},
+        "python": {"calls": 1, "call": "random.random", "first": first(7)},
+        "numpy default_rng": {"calls": 1, "call": "np.random.default_rng()", "first": first(8)},
+    }
+
+
+def test_seeded_scripts_and_library_draws(tmp_path):
+    seeded = _write(tmp_path / "seeded.py", """\
+        import random
+        import numpy as np
+        np.random.seed(0)
+        random.seed(1)
+        a = np.random.randn(3)
+        b = random.randint(0, 9)
+        rng = np.random.default_rng(5)
+        """)
+    run = run_captured(seeded, legacy=False)
+    assert not run.failed, run.stderr
+    assert run.unseeded == {}
+    late = _write(tmp_path / "late.py", """\
+        import numpy as np
+        from numpy.random import mtrand
+        x = np.random.uniform()
+        np.random.seed(3)
+        y = np.random.uniform()
+        np.random.seed(None)
+        mtrand._rand.random_sample()  # a library holding the generator itself
+        """)
+    run = run_captured(late, legacy=False)
+    assert not run.failed, run.stderr
+    # the draw before the seed is the script's; the one after seed(None) no wrapped call saw
+    assert run.unseeded["numpy"] == {"calls": 1, "call": "np.random.uniform", "first": f"{late}:3"}
+    backstop = _write(tmp_path / "backstop.py", """\
+        from numpy.random import mtrand
+        mtrand._rand.random_sample()
+        """)
+    run = run_captured(backstop, legacy=False)
+    assert run.unseeded["numpy"]["call"] == "numpy's global generator, by library code"
+
+
+def test_seed_starts_python_numpy_and_tensorflow_from_n(tmp_path):
+    import random
+
+    import numpy as np
+
+    script = _write(tmp_path / "seed.py", """\
+        import random
+        import numpy as np
+        a = np.random.random_sample(3)
+        b = random.random()
+        """)
+    run = run_captured(script, legacy=False, seed=11)
+    assert not run.failed, run.stderr
+    assert run.seed == 11 and run.unseeded == {}
+    assert run.values["a"].tolist() == np.random.RandomState(11).random_sample(3).tolist()
+    assert run.values["b"].item() == random.Random(11).random()
+    assert "--seed" in run.command and run.command[run.command.index("--seed") + 1] == "11"
+
+
+def test_seed_option_is_checked(capsys):
+    for bad in ("-1", "x", str(2**32)):
+        assert verify.main(["a.py", "b.py", "--seed", bad]) == 2
+        err = capsys.readouterr().err
+        assert "argument --seed: must be" in err and bad in err
