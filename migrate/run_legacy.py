@@ -129,12 +129,10 @@ def legacy_layers(v1: types.ModuleType) -> types.ModuleType:
     ``tf.compat.v1.layers`` where it works (Keras 2, or ``TF_USE_LEGACY_KERAS``
     set), else the module TensorFlow routes it to with tf-keras, the same layers.
     """
-    native = v1.__dict__.get("layers")
-    if native is None:
-        native = getattr(v1, "layers", None)
+    native = getattr(v1, "layers", None)  # TensorFlow's lazy loader
     if native is not None:
         try:
-            native.Layer  # a lazy loader: Keras 3 raises "not available with Keras 3"
+            getattr(native, "Layer")  # with Keras 3: "`Layer` is not available with Keras 3."
             return native
         except (AttributeError, ImportError) as exc:
             reason = str(exc)
@@ -219,7 +217,7 @@ _LAYERS_MODULES = ("tensorflow.layers", "tensorflow.compat.v1.layers")
 
 
 def _redirected(name: str) -> bool:
-    """``import NAME`` of user code goes to the legacy ``tf`` (``name`` starts with "tensorflow")."""
+    """``import NAME`` by user code goes to the legacy ``tf`` (``name`` starts with tensorflow)."""
     return (name in ("tensorflow", "tensorflow.compat", "tensorflow.compat.v1")
             or name.startswith("tensorflow.contrib")
             or any(name == m or name.startswith(m + ".") for m in _LAYERS_MODULES))

@@ -93,9 +93,12 @@ class LayersToTfKeras(TapeshiftCodemod):
                     tuple(m + "." for m in _LAYERS_MODULES)):
                 rest = dotted.split(".")[2 if dotted.startswith("tensorflow.layers") else 4:]
                 if alias.asname is None:
-                    # `import tensorflow.layers`: the references are rewritten;
-                    # what is left to import is tensorflow itself
-                    alias = alias.with_changes(name=cst.Name("tensorflow"))
+                    # `import tensorflow.layers`: the references are rewritten; what is
+                    # left to import is the package above it (tensorflow.layers is no
+                    # module on TF2)
+                    package = dotted[:dotted.index(".layers")]
+                    self.record_change(original_node, f"import {dotted} -> import {package}")
+                    alias = alias.with_changes(name=cst.parse_expression(package))
                 elif rest and rest[0] not in LEGACY_LAYERS:
                     self.report("TS109", original_node, f"import {dotted}: tf.layers.{rest[0]} "
                                 "is not in tf-keras' legacy layers; left as it was")
@@ -116,7 +119,8 @@ class LayersToTfKeras(TapeshiftCodemod):
                 self._mark(original_node)
                 self.record_change(original_node, f"from {module} import * -> "
                                                   f"from {TF_KERAS_LEGACY_LAYERS} import *")
-                return updated_node.with_changes(module=cst.parse_expression(TF_KERAS_LEGACY_LAYERS))
+                return updated_node.with_changes(
+                    module=cst.parse_expression(TF_KERAS_LEGACY_LAYERS))
             return updated_node
         if module in _LAYERS_MODULES or module.startswith(tuple(m + "." for m in _LAYERS_MODULES)):
             return self._from_layers(original_node, updated_node, module)
@@ -151,10 +155,9 @@ class LayersToTfKeras(TapeshiftCodemod):
         self.record_change(original_node, f"from {module} import layers -> "
                                           f"from {_PARENT} import {_LEAF}")
         if len(moved) == len(names):
-            return updated_node.with_changes(module=cst.parse_expression(_PARENT),
-                                             names=[cst.ImportAlias(
-                                                 name=cst.Name(_LEAF),
-                                                 asname=moved[0].asname if bound != _LEAF else None)])
+            alias = cst.ImportAlias(name=cst.Name(_LEAF),
+                                    asname=moved[0].asname if bound != _LEAF else None)
+            return updated_node.with_changes(module=cst.parse_expression(_PARENT), names=[alias])
         for alias in moved:
             asname = code_of(alias.asname.name) if alias.asname else None
             AddImportsVisitor.add_needed_import(self.context, _PARENT, _LEAF,

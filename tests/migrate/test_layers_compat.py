@@ -93,6 +93,25 @@ class TestLayersToTfKeras(CodemodTest):
         """
         self.assertCodemod(dedent(before), dedent(after))
 
+    def test_a_plain_import_of_the_layers_module(self) -> None:
+        before = """\
+            import tensorflow.layers
+            import tensorflow.compat.v1.layers
+            a = tensorflow.layers.dense(x, 3)
+            b = tensorflow.compat.v1.layers.dense(a, 2)
+            c = tensorflow.compat.v1.nn.relu(b)
+        """
+        after = f"""\
+            import tensorflow
+            import tensorflow.compat.v1
+            {IMPORT}
+
+            a = tf_layers.dense(x, 3)
+            b = tf_layers.dense(a, 2)
+            c = tensorflow.compat.v1.nn.relu(b)
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
     def test_layers_imported_with_other_names_moves_out(self) -> None:
         before = """\
             from tensorflow import nn, layers as L, train
