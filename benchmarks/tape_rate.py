@@ -114,6 +114,8 @@ def load_manifest(path: Path) -> List[Script]:
             raise ManifestError(f"{where}: repo must be owner/name, not {entry['repo']!r}")
         if len(entry["commit"]) != 40 or any(c not in "0123456789abcdef" for c in entry["commit"]):
             raise ManifestError(f"{where} ({entry['path']}): commit must be 40 hex digits")
+        if not isinstance(entry["runs_without_data"], bool):
+            raise ManifestError(f"{where} ({entry['path']}): runs_without_data must be true or false")
         unknown = set(entry) - set(Script.__dataclass_fields__)
         if unknown:
             raise ManifestError(f"{where} ({entry['path']}): unknown key(s) {sorted(unknown)}")
@@ -128,7 +130,7 @@ def load_manifest(path: Path) -> List[Script]:
 @dataclass
 class FileResult:
     path: str           # relative to the corpus root
-    mode: str           # tape, compat, error, unchanged (or fixed)
+    mode: str           # tape, compat, error or unchanged (no --fix here, so never "fixed")
     tf: bool            # counted as a TF1 file (changed, or an error on a file naming tensorflow)
     reasons: List[str] = field(default_factory=list)   # codes keeping it out of tape form
     message: str = ""   # the first blocking finding: line:col code message
@@ -140,10 +142,11 @@ def measure_source(source: str, path: str) -> "tuple[FileResult, str]":
     result = migrate_source(source, path, mode="tape")
     mode = result.mode
     tf = result.changed or (mode == "error" and "tensorflow" in source)
-    blocking = [f for f in result.findings if REGISTRY[f.code].blocks_tape or mode == "error"]
-    if mode == "error":  # the code that made it an error, not the reasons found before
-        blocking = [f for f in result.findings if f.code in ("TS100", "TS114")] or blocking
-    if mode not in ("compat", "error"):
+    if mode == "compat":
+        blocking = [f for f in result.findings if REGISTRY[f.code].blocks_tape]
+    elif mode == "error":  # what made it an error (unparsable, internal), not what came before
+        blocking = [f for f in result.findings if f.code in ("TS100", "TS114")] or list(result.findings)
+    else:
         blocking = []
     reasons = sorted({f.code for f in blocking})
     first = min(blocking, key=lambda f: (f.line, f.column), default=None)
