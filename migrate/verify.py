@@ -73,7 +73,8 @@ UNSEEDED_NOTES = {
     "python": "Python's random module was drawn from without a seed, so each run drew different "
               "numbers; rerun with --seed N",
     "numpy default_rng": "a Generator made without a seed draws from the OS entropy in each run, "
-                         "which --seed cannot reach; give it a seed (np.random.default_rng(0)) in both scripts",
+                         "which --seed cannot reach; give it a seed (np.random.default_rng(0)) "
+                         "in both scripts",
 }
 
 RANDOM_NOTE = (
@@ -233,7 +234,7 @@ class VerifyReport:
 
     @property
     def random_causes(self) -> list[str]:
-        """Sources of nondeterminism the runs showed: unseeded numpy / Python random first, then TF random ops."""
+        """Sources of nondeterminism the runs showed: unseeded numpy / Python random, then TF random ops."""
         causes = []
         for source in UNSEEDED_LABELS:
             if source in self.legacy.unseeded or source in self.new.unseeded:
@@ -291,7 +292,8 @@ class VerifyReport:
         if status == "mismatch":
             names = _names([r.name for r in self.mismatches], limit=10)
             causes = self.random_causes
-            extra = f" (likely cause: {', '.join(_cause_text(c) for c in causes)}: see below)" if causes else ""
+            named = ", ".join(_cause_text(c) for c in causes)
+            extra = f" (likely cause: {named}: see below)" if causes else ""
             return f"MISMATCH: {len(self.mismatches)} of {self.compared} differ: {names}{extra}"
         if status == "nothing-compared":
             return ("NOTHING COMPARED: no module value or printed number in common "
