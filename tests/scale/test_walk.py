@@ -6,6 +6,7 @@ and with a LibCST visitor's own order on the project's files, awkward
 layouts and generated programs.
 """
 
+import re
 from pathlib import Path
 
 import hypothesmith
@@ -178,7 +179,14 @@ class Scrambler(cst.CSTTransformer):
 def assert_transform_is_libcst_s(source: str) -> None:
     module = cst.parse_module(source)
     theirs, mine = Scrambler(), Scrambler()
-    want = module.visit(theirs)
+    try:
+        want = module.visit(theirs)
+    except (cst.CSTValidationError, TypeError, ValueError) as exc:
+        # LibCST refuses the scrambled tree (a comma ParamStar requires removed,
+        # as the hook-call count happens to pick it): the same refusal
+        with pytest.raises(type(exc), match=re.escape(str(exc))):
+            transform_module(module, mine)
+        return
     got = transform_module(module, mine)
     assert got.code == want.code
     assert mine.calls == theirs.calls
