@@ -96,8 +96,9 @@ class Pattern:
             return None
         try:
             compiled = pathspec.GitIgnoreSpec.from_lines([body]).patterns
-        except (ValueError, re.error) as exc:
-            raise InvalidPattern(f"invalid pattern {line.strip()!r}: {exc}") from None
+        except (ValueError, re.error) as exc:  # re.error's position is in the regex, not the glob
+            detail = exc.msg if isinstance(exc, re.error) else str(exc)
+            raise InvalidPattern(f"invalid pattern {line.strip()!r}: {detail}") from None
         if not compiled or compiled[0].regex is None:
             raise InvalidPattern(f"invalid pattern {line.strip()!r}: not a valid glob")
         regex = compiled[0].regex
