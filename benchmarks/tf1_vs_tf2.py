@@ -402,11 +402,18 @@ def probe_5_tf1(tf):
     tf.compat.v1.set_random_seed(0)
     a = tf.compat.v1.random_normal([2])
     b = tf.compat.v1.random_normal([2], seed=1)
+    init = tf.compat.v1.glorot_uniform_initializer(seed=1)([2])
+    twin = tf.compat.v1.random_normal([2], seed=1)  # a second op with the same seed
     with tf.compat.v1.Session() as sess:
-        first, op_seeded = sess.run([a, b])
+        first, op_seeded, init_value, twin_value = sess.run([a, b, init, twin])
         op_seeded_again = sess.run(b)
+    with tf.Graph().as_default():  # no graph-level seed: an op seed alone
+        c = tf.compat.v1.random_normal([2], seed=1)
+        with tf.compat.v1.Session() as sess:
+            op_only = sess.run(c)
     return {"graph_seed": _floats(first), "op_seed": _floats(op_seeded),
-            "op_seed_again": _floats(op_seeded_again)}
+            "op_seed_again": _floats(op_seeded_again), "initializer": _floats(init_value),
+            "op_seed_only": _floats(op_only), "twin": _floats(twin_value)}
 
 
 def probe_5_tf2(tf):
@@ -414,10 +421,24 @@ def probe_5_tf2(tf):
     a = tf.random.normal([2])
     b = tf.random.normal([2], seed=1)
     b_again = tf.random.normal([2], seed=1)  # the same line run a second time
+    tf.random.set_seed(0)
+    tf.random.normal([2])
+    init = tf.compat.v1.glorot_uniform_initializer(seed=1)([2])  # after one draw, as in the graph
     tf.compat.v1.set_random_seed(0)
     c = tf.compat.v1.random_normal([2])
     return {"graph_seed": _floats(a), "op_seed": _floats(b), "op_seed_again": _floats(b_again),
-            "v1_name_eager": _floats(c)}
+            "v1_name_eager": _floats(c), "initializer": _floats(init),
+            "op_seed_only": _floats(_op_seed_only_eager(tf))}
+
+
+def _op_seed_only_eager(tf):
+    import subprocess
+
+    # the global seed cannot be unset in this process: a fresh interpreter without one
+    code = ("import json, tensorflow as tf\n"
+            "print(json.dumps(tf.random.normal([2], seed=1).numpy().tolist()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 # -- 6. optimizers and numerics ---------------------------------------------------------------
@@ -923,6 +944,17 @@ def judge_5(r) -> List[Row]:
                     f"{_fmt(g['op_seed'])} then {_fmt(g['op_seed_again'])}",
                     f"{_fmt(e['op_seed'])} then {_fmt(e['op_seed_again'])}",
                     *_verdict(ok, "with both seeds given the draws agree", "they differ")))
+    ok = _close(g["twin"], g["op_seed"]) and not _close(e["op_seed_again"], e["op_seed"])
+    rows.append(Row(5, "two random_normal([2], seed=1) lines, each run once",
+                    f"{_fmt(g['op_seed'])} and {_fmt(g['twin'])}",
+                    f"{_fmt(e['op_seed'])} and {_fmt(e['op_seed_again'])}",
+                    *_verdict(ok, "TF1: one stream per op; eager: one per seed pair, advancing")))
+    ok = _close(g["initializer"], e["initializer"])
+    rows.append(Row(5, "glorot_uniform_initializer(seed=1), graph seed 0", _fmt(g["initializer"]),
+                    _fmt(e["initializer"]), *_verdict(ok, "agree", "they differ")))
+    ok = _close(g["op_seed_only"], e["op_seed_only"])
+    rows.append(Row(5, "op seed 1 and no graph / global seed", _fmt(g["op_seed_only"]),
+                    _fmt(e["op_seed_only"]), *_verdict(ok, "agree", "they differ")))
     ok = not _close(g["graph_seed"], e["v1_name_eager"])
     rows.append(Row(5, "TF1 names (compat.v1) run eagerly", _fmt(g["graph_seed"]),
                     _fmt(e["v1_name_eager"]), *_verdict(ok, "the v1 spelling does not bring TF1's stream")))
