@@ -94,6 +94,8 @@ class Pattern:
             body = body.rstrip("/")
         if not body:
             return None
+        if negated and body[:1] in ("!", "#"):  # "!!a", "!#a": only the first "!" negates
+            body = "\\" + body
         try:
             compiled = pathspec.GitIgnoreSpec.from_lines([body]).patterns
         except (ValueError, re.error) as exc:  # re.error's position is in the regex, not the glob

@@ -120,8 +120,9 @@ GIT_CASES = {
         ["gen/x_pb2.py", "p/gen/q/r/y_pb2.py", "gen.py", "data/raw_1.py", "data/q/raw_22.py",
          "10_a.py", "11_b.py", "1_c.py", "a/b/x.py", "a/q/b/y.py", "a/q/bb.py"]),
     "escapes": (
-        {".gitignore": ["\\#hash.py", "\\!bang.py", "sp\\ .py", "q\\?.py"]},
-        ["#hash.py", "!bang.py", "sp .py", "q?.py", "qx.py"]),
+        {".gitignore": ["\\#hash.py", "\\!bang.py", "sp\\ .py", "q\\?.py", "*.pyw", "!!a.pyw",
+                        "!#b.pyw"]},
+        ["#hash.py", "!bang.py", "sp .py", "q?.py", "qx.py", "!a.pyw", "a.pyw", "#b.pyw", "b.pyw"]),
 }
 
 
