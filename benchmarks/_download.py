@@ -65,6 +65,19 @@ def download(name: str, version: str, dl: Path) -> Path:
     return archive
 
 
+def _extract(archive: Path, into: Path) -> None:
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            for member in z.namelist():  # no absolute paths or .. escapes
+                target = (into / member).resolve()
+                if not str(target).startswith(str(into.resolve()) + os.sep):
+                    raise DownloadError(f"{archive}: member {member!r} escapes the folder")
+            z.extractall(into)
+    else:
+        with tarfile.open(archive) as t:
+            t.extractall(into, filter="data")
+
+
 def unpack(archive: Path, dest: Path) -> Path:
     """Unpack ``archive`` (wheel, zip or tarball) into ``dest``, atomically."""
     if dest.exists():
@@ -72,17 +85,12 @@ def unpack(archive: Path, dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     try:
-        if archive.suffix in (".whl", ".zip"):
-            with zipfile.ZipFile(archive) as z:
-                for member in z.namelist():  # no absolute paths or .. escapes
-                    target = (tmp / member).resolve()
-                    if not str(target).startswith(str(tmp.resolve()) + os.sep):
-                        raise DownloadError(f"{archive}: member {member!r} escapes the folder")
-                z.extractall(tmp)
-        else:
-            with tarfile.open(archive) as t:
-                t.extractall(tmp, filter="data")
-        os.replace(tmp, dest)
+        _extract(archive, tmp)
+        try:
+            os.replace(tmp, dest)
+        except OSError as exc:
+            if not dest.is_dir():  # else another benchmark unpacked it first: use that tree
+                raise DownloadError(f"cannot move the unpacked {archive} to {dest}: {exc}") from exc
     except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
         raise DownloadError(f"cannot unpack {archive}: {exc}") from exc
     finally:

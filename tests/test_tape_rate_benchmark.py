@@ -149,3 +149,39 @@ def test_the_rate_part_runs_where_tensorflow_cannot_be_imported(tree):
                           timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stderr
     assert "| tiny | 3 | 2 | 1 | 1 | 0 | 50.0% |" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def download():
+    spec = importlib.util.spec_from_file_location("download_under_test",
+                                                  ROOT / "benchmarks" / "_download.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_local_archive_is_found_by_name_and_version_and_unpacked_whole(download, tmp_path):
+    import zipfile
+
+    dl = tmp_path / "dl"
+    dl.mkdir()
+    with zipfile.ZipFile(dl / "tiny_pkg-1.0-py3-none-any.whl", "w") as z:
+        z.writestr("tiny_pkg/core.py", TAPE)
+    assert download.find_archive(dl, "tiny-pkg", "1.0").name == "tiny_pkg-1.0-py3-none-any.whl"
+    assert download.find_archive(dl, "tiny-pkg", "1.0.1") is None
+    assert download.find_archive(dl, "tiny", "1.0") is None
+    # already downloaded: fetch_package needs no pip, no network
+    tree = download.fetch_package("tiny-pkg", "1.0", tmp_path)
+    assert tree == tmp_path / "trees" / "tiny-pkg-1.0"
+    assert (tree / "tiny_pkg" / "core.py").read_text() == TAPE
+
+
+def test_an_archive_member_escaping_the_folder_leaves_no_tree(download, tmp_path):
+    import zipfile
+
+    archive = tmp_path / "evil-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("../escape.py", "x = 1\n")
+    with pytest.raises(download.DownloadError, match="escapes the folder"):
+        download.unpack(archive, tmp_path / "trees" / "evil-1.0")
+    assert list((tmp_path / "trees").iterdir()) == []
