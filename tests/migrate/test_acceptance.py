@@ -3,7 +3,7 @@
 Each script runs twice in a child process: as written, through TF1 semantics
 (``tapeshift run-legacy``: ``tensorflow.compat.v1`` with v2 behaviour
 disabled), and migrated by the codemod, under plain TF2. Every number printed
-must agree to float32 tolerances (graph and eager differ in the 8th
+must agree to float32 tolerances (graph and eager differ in the 7th
 significant digit, docs/tf1-vs-tf2.md, section 6); ``True``/``False`` must match exactly.
 """
 
