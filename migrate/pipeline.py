@@ -40,6 +40,7 @@ from migrate.codemods._base import (
     findings_of,
     printed_start_positions,
 )
+from migrate.codemods._walk import nodes
 from migrate.codemods.compat_fallback import CompatFallback
 from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
 from migrate.codemods.contrib_slim import ContribToTfSlim
@@ -121,8 +122,10 @@ class _Tree:
     @property
     def wrapper(self) -> MetadataWrapper:
         if self._wrapper is None:
-            # a rule's output may hold one node in two places: LibCST's copy
-            self._wrapper = MetadataWrapper(self._module)
+            # a rule's output may hold one node in two places, which metadata
+            # (one answer per node) cannot tell apart: then LibCST's copy
+            self._wrapper = MetadataWrapper(
+                self._module, unsafe_skip_copy=OPTIMIZED and _each_node_once(self._module))
             self._module = self._wrapper.module
         return self._wrapper
 
@@ -216,8 +219,25 @@ class _Runner:
             context.scratch[SCRATCH_SHARED] = shared
         codemod = rule(context)
         codemod.KEEP_UNCHANGED = False  # LibCST's own visit
+        codemod.HEAD_IMPORTS = False  # and its AddImportsVisitor on the whole tree
         new = codemod.transform_module(tree.raw)
         return _Tree(new), findings_of(context), changes_of(context)
+
+
+def _each_node_once(module: cst.Module) -> bool:
+    """No node object appears twice in ``module`` (a walk of the tree: a
+    fraction of the deep copy LibCST's ``MetadataWrapper`` makes so that this
+    holds). A rule's output shares the nodes it kept with its input, which is
+    done with by then: only a node the rule placed twice needs the copy."""
+    seen: set = set()
+    add = seen.add
+    count = 0
+    for node in nodes(module):
+        add(id(node))
+        count += 1
+        if count != len(seen):
+            return False
+    return True
 
 
 def _snapshot(shared: Optional[dict]) -> Optional[dict]:

@@ -17,6 +17,7 @@ from typing import Callable, Collection, FrozenSet, Iterable, Iterator, List, Ma
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors._add_imports import _skip_first
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from migrate.codemods._names import import_qualified_names
@@ -233,6 +234,11 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     #: (:func:`migrate.codemods._walk.transform`); False: LibCST's own visit,
     #: which builds every visited node again (the reference, for tests).
     KEEP_UNCHANGED = True
+    #: True: the imports a rule asked for (``AddImportsVisitor.add_needed_import``)
+    #: are added by LibCST's ``AddImportsVisitor`` run on the head of the module
+    #: only, the statements it reads and changes (:func:`add_imports_at_head`);
+    #: False: on the whole module, as LibCST runs it (the reference, for tests).
+    HEAD_IMPORTS = True
 
     def __init__(self, context: CodemodContext) -> None:
         decorated = _DECORATED.get(type(self))
@@ -301,6 +307,13 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         if not self.KEEP_UNCHANGED:
             return super().transform_module_impl(tree)
         return transform_module(tree, self)
+
+    def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
+        # LibCST's ContextAwareTransformer.transform_module runs the scheduled
+        # AddImportsVisitor / RemoveImportsVisitor through this
+        if transform is AddImportsVisitor and self.HEAD_IMPORTS:
+            return add_imports_at_head(self.context, tree)
+        return super()._instantiate_and_run(transform, tree)
 
     def kept_tree(self) -> bool:
         """After ``transform_module``: True when the visit certainly gave back the
@@ -442,6 +455,42 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
         """True when this codemod reported something that blocks tape form."""
         return any(REGISTRY[f.code].blocks_tape for f in findings_of(self.context)
                    if f.path == (self.context.filename or "<string>"))
+
+
+def _single_import(statement: cst.CSTNode) -> bool:
+    """``m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])``, what
+    LibCST's AddImportsVisitor takes as a line of the module's import block."""
+    return (type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
+            and type(statement.body[0]) in (cst.Import, cst.ImportFrom))
+
+
+def add_imports_at_head(context: CodemodContext, module: cst.Module) -> cst.Module:
+    """What LibCST's ``AddImportsVisitor`` (scheduled in ``context``) makes of
+    ``module``, run on its head only.
+
+    That visitor reads and changes nothing but the top of the module: a first
+    docstring or ``__strict__`` line (``_skip_first``), the block of one-import
+    lines after it (the only imports it merges names into: its gatherer and its
+    ``leave_ImportFrom`` take ``original_node in all_imports`` of that block),
+    the place after that block where it inserts, and the first statement after
+    it (which may get an empty line before it). Its pass over the rest of the
+    tree, on a deep copy, rebuilds every node without changing one. So it runs
+    on a module of those head statements (the module's own header, newline and
+    indent: the parse config of the statements it adds) and the rest of the
+    body follows unchanged, the same nodes as before: the same code, printed
+    from the input's where unchanged (``_starts.StartPositions.code_of``).
+    """
+    body = module.body
+    # _skip_first matches the first statement (then any): the same on a one-statement module
+    start = 1 if _skip_first(module.with_changes(body=body[:1])) else 0
+    end = start
+    while end < len(body) and _single_import(body[end]):
+        end += 1
+    head = min(end + 1, len(body))  # and the statement after the block
+    if head == len(body):
+        return AddImportsVisitor(context).transform_module(module)
+    top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
+    return module.with_changes(body=(*top.body, *body[head:]))
 
 
 def tf_module_alias(module: cst.Module) -> Optional[str]:
