@@ -54,6 +54,55 @@ DEFAULT_SUFFIXES = (".py", ".ipynb")
 _DESCENDANT_GROUP = "(?P<ps_d>/)"
 
 
+#: POSIX character classes in a bracket expression, which git's wildmatch
+#: knows and pathspec does not (``[[:digit:]]``), as the ASCII ranges git uses.
+#: ``punct``, ``graph``, ``print`` and ``cntrl``, whose ranges take in ``[``,
+#: ``/`` or ``!`` that pathspec's brackets cannot hold plainly, make a pattern
+#: invalid rather than wrong.
+_POSIX_CLASSES = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \t", "digit": "0-9", "lower": "a-z",
+    "space": " \t\n\r\f\v", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+def _posix_classes(glob: str) -> str:
+    """``glob`` with each ``[:name:]`` inside a bracket expression spelled as ranges."""
+    out: List[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if c == "\\" and i + 1 < n:
+            out.append(glob[i:i + 2])
+            i += 2
+            continue
+        if c != "[":
+            out.append(c)
+            i += 1
+            continue
+        j = i + 1  # a bracket expression: "[", "!" or "^", a leading "]" is literal
+        if j < n and glob[j] in "!^":
+            j += 1
+        if j < n and glob[j] == "]":
+            j += 1
+        body: List[str] = [glob[i:j]]
+        while j < n and glob[j] != "]":
+            name = glob[j + 2:glob.find(":]", j + 2)] if glob.startswith("[:", j) else None
+            if name in _POSIX_CLASSES:
+                body.append(_POSIX_CLASSES[name])
+                j += len(name) + 4
+            elif name in ("punct", "graph", "print", "cntrl"):
+                raise InvalidPattern(f"the character class [:{name}:] is not supported")
+            else:
+                body.append(glob[j])
+                j += 1
+        if j >= n:  # no closing "]": left to pathspec as it was
+            out.append(glob[i:])
+            break
+        out.append("".join(body) + "]")
+        i = j + 1
+    return "".join(out)
+
+
 class InvalidPattern(ValueError):
     """A glob that cannot be compiled (``[z-a]``, a trailing backslash)."""
 
@@ -97,7 +146,11 @@ class Pattern:
         if negated and body[:1] in ("!", "#"):  # "!!a", "!#a": only the first "!" negates
             body = "\\" + body
         try:
+            if "[:" in body:
+                body = _posix_classes(body)
             compiled = pathspec.GitIgnoreSpec.from_lines([body]).patterns
+        except InvalidPattern as exc:
+            raise InvalidPattern(f"invalid pattern {line.strip()!r}: {exc}") from None
         except (ValueError, re.error) as exc:  # re.error's position is in the regex, not the glob
             detail = exc.msg if isinstance(exc, re.error) else str(exc)
             raise InvalidPattern(f"invalid pattern {line.strip()!r}: {detail}") from None

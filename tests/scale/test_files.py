@@ -119,6 +119,11 @@ GIT_CASES = {
                         "a/**/b/"]},
         ["gen/x_pb2.py", "p/gen/q/r/y_pb2.py", "gen.py", "data/raw_1.py", "data/q/raw_22.py",
          "10_a.py", "11_b.py", "1_c.py", "a/b/x.py", "a/q/b/y.py", "a/q/bb.py"]),
+    "POSIX character classes": (
+        {".gitignore": ["[[:digit:]]*.py", "x[[:xdigit:]_].py", "[![:lower:]]y.py",
+                        "[[:upper:][:space:]]z.py", "[[:alnum:]][[:alpha:]].pyw"]},
+        ["1a.py", "a1.py", "xF.py", "x_.py", "xg.py", "Ay.py", "ay.py", "Az.py", " z.py", "az.py",
+         "1a.pyw", "a1.pyw"]),
     "escapes": (
         {".gitignore": ["\\#hash.py", "\\!bang.py", "sp\\ .py", "q\\?.py", "*.pyw", "!!a.pyw",
                         "!#b.pyw"]},
@@ -169,6 +174,8 @@ def test_discovery_matches_git_on_generated_gitignores(tmp_path_factory, top, ne
 def test_invalid_globs(tmp_path):
     with pytest.raises(files.InvalidPattern, match="z-a"):
         Pattern.parse("[z-a].py")
+    with pytest.raises(files.InvalidPattern, match=r"\[:punct:\] is not supported"):
+        Pattern.parse("x[[:punct:]].py")
     make(tmp_path, "a.py")
     make(tmp_path, "b.py")
     # a glob on the command line that means nothing: an error, and nothing processed
