@@ -15,10 +15,11 @@ Glob and ``.gitignore`` patterns follow git's rules (gitignore(5)): ``*``,
 to its base directory, a trailing ``/`` matches directories only, ``!``
 re-includes, the last matching pattern wins, and a file inside an ignored
 directory cannot be re-included. The globs are compiled by pathspec (the
-library black and mypy use); each path of the walk is decided on its own, as
+library black uses for this); each path of the walk is decided on its own, as
 git decides it, rather than by pathspec's whole-path answer, which differs
 from git on ``*`` + ``!*/`` (git keeps the directories) and on ``build/`` +
-``!build/keep.py`` (git keeps ``build/keep.py`` ignored). Not read:
+``!build/keep.py`` (git keeps ``build/keep.py`` ignored); POSIX classes
+(``[[:digit:]]``), which pathspec does not know, are spelled out. Not read:
 ``core.excludesFile`` and ``$GIT_DIR/info/exclude`` outside the tree root's
 repository. An invalid pattern in a ``.gitignore`` is left out (git does the
 same); an invalid ``--include``/``--exclude`` glob is an error.
