@@ -17,7 +17,8 @@ from typing import Callable, Collection, FrozenSet, Iterable, Iterator, List, Ma
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.codemod.visitors._add_imports import _skip_first
+from libcst.codemod.visitors._add_imports import _GatherTopImportsBeforeStatements, _skip_first
+from libcst.matchers import _visitors as _matcher_visitors
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from migrate.codemods._names import import_qualified_names
@@ -462,6 +463,36 @@ def _single_import(statement: cst.CSTNode) -> bool:
     LibCST's AddImportsVisitor takes as a line of the module's import block."""
     return (type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
             and type(statement.body[0]) in (cst.Import, cst.ImportFrom))
+
+
+#: LibCST's import visitors that each AddImportsVisitor run builds: classes
+#: without matcher decorators, whose matcher visitor ``__init__`` still looks
+#: at every attribute (``dir()``) for them, about 20 ms per instance
+_NO_MATCHER_SCAN = (AddImportsVisitor, _GatherTopImportsBeforeStatements)
+_SCANNED: dict = {}  # (exact class, kind) -> what the scan found the first time
+
+
+def _scan_once(kind: str, scan: Callable):
+    def gather(obj):
+        cls = type(obj)
+        if cls not in _NO_MATCHER_SCAN:
+            return scan(obj)
+        found = _SCANNED.get((cls, kind))
+        if found is None:
+            found = _SCANNED[(cls, kind)] = scan(obj)
+        if found:  # decorated after all: bound to this instance, scan it
+            return scan(obj)
+        return {}
+    gather.__wrapped__ = scan
+    return gather
+
+
+if hasattr(_matcher_visitors, "_gather_constructed_visit_funcs") and \
+        hasattr(_matcher_visitors, "_gather_constructed_leave_funcs"):
+    _matcher_visitors._gather_constructed_visit_funcs = _scan_once(
+        "visit", _matcher_visitors._gather_constructed_visit_funcs)
+    _matcher_visitors._gather_constructed_leave_funcs = _scan_once(
+        "leave", _matcher_visitors._gather_constructed_leave_funcs)
 
 
 def add_imports_at_head(context: CodemodContext, module: cst.Module) -> cst.Module:

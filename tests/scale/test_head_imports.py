@@ -113,3 +113,28 @@ def test_a_tree_with_a_node_twice_is_copied_for_its_metadata():
     wrapped = twice.module
     assert wrapped.body[0] is not wrapped.body[1]  # LibCST's copy: two nodes
     assert wrapped.code == "x = 1\nx = 1\n"
+
+
+def test_libcst_import_visitors_skip_only_a_scan_that_finds_nothing():
+    """AddImportsVisitor and its gatherer are built without LibCST's look at
+    every attribute for matcher decorators: that look finds none on them, and
+    other classes still get it."""
+    from libcst import matchers as m
+    from libcst.codemod.visitors._add_imports import _GatherTopImportsBeforeStatements
+    from libcst.matchers import _visitors
+
+    for kind in ("visit", "leave"):
+        gather = getattr(_visitors, f"_gather_constructed_{kind}_funcs")
+        for cls in (AddImportsVisitor, _GatherTopImportsBeforeStatements):
+            instance = cls(CodemodContext())
+            assert gather.__wrapped__(instance) == {} == gather(instance)
+
+    class Decorated(m.MatcherDecoratableTransformer):
+        @m.visit(m.Name("x"))
+        def _saw_x(self, node):
+            self.seen = True
+
+    visitor = Decorated()
+    assert len(visitor._extra_visit_funcs) == 1
+    cst.parse_module("y = x\n").visit(visitor)
+    assert visitor.seen
