@@ -57,9 +57,17 @@ class LayersToTfKeras(TapeshiftCodemod):
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
+    def _api(self, node: cst.CSTNode) -> Optional[str]:
+        """The API name, ``compat.v1.`` read through (``tf.compat.v1.layers`` where
+        ``tf`` is ``tensorflow.compat.v1``, as the compat fallback writes it)."""
         api = self.tf_api_name(node)
-        if api is None or not api.startswith("layers.") or self.tf_api_name(node.value) != "layers":
+        while api is not None and (api == "compat.v1" or api.startswith("compat.v1.")):
+            api = api[len("compat.v1."):]
+        return api
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        api = self._api(node)
+        if api is None or not api.startswith("layers.") or self._api(node.value) != "layers":
             return
         name = node.attr.value
         if name not in LEGACY_LAYERS:
@@ -69,7 +77,7 @@ class LayersToTfKeras(TapeshiftCodemod):
                         "Keras 3)")
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        if original_node in self._skip or self.tf_api_name(original_node) != "layers":
+        if original_node in self._skip or self._api(original_node) != "layers":
             return updated_node
         self._used(original_node)
         self.record_change(original_node, f"{code_of(original_node)} -> {self._alias} "

@@ -62,6 +62,7 @@ class TestLayersToTfKeras(CodemodTest):
             a = T.compat.v1.layers.conv2d(x, 4, 3)
             b = tf1.layers.max_pooling2d(a, 2, 2)
             c = T.layers.Dense(3)
+            d = tf1.compat.v1.layers.flatten(c)
         """
         after = f"""\
             import tensorflow as T
@@ -71,6 +72,7 @@ class TestLayersToTfKeras(CodemodTest):
             a = tf_layers.conv2d(x, 4, 3)
             b = tf_layers.max_pooling2d(a, 2, 2)
             c = tf_layers.Dense(3)
+            d = tf_layers.flatten(c)
         """
         self.assertCodemod(dedent(before), dedent(after))
 
@@ -173,7 +175,7 @@ LEGACY = """\
     x = tf.placeholder(tf.float32, [None, 4])
     with tf.variable_scope("net"):
         h = tf.layers.dense(x, 3, activation=tf.nn.relu)
-        h = tf.layers.batch_normalization(h, training=True)
+        h = tf.compat.v1.layers.batch_normalization(h, training=True)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         print(sess.run(h, {x: np.ones((2, 4), np.float32)}))
@@ -197,6 +199,7 @@ def test_pipeline_rewrites_layers_and_reports_ts124(mode):
     assert "pip install tf-keras" in ts124[0].message
     layer_changes = [c for c in result.changes if c.rule == "layers"]
     assert [(c.line, c.column) for c in layer_changes] == [(6, 9), (7, 9)]
+    assert "h = tf_layers.batch_normalization(h, training=True)" in out
     compile(out, "train.py", "exec")
     again = migrate_source(out, "train.py", mode=mode)
     assert again.output == out  # migrating the output again changes nothing
