@@ -307,7 +307,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 return True  # the statement is removed by leave_SimpleStatementLine
             self.report("TS115", call, "the initializer's result is used")
             return False
-        if self._convert(fetch) is None:
+        if self._convert(fetch, fetch) is None:
             return False
         self._runs[call] = call
         self.record_change(call, f"sess.run({code_of(fetch)}) -> value")
@@ -340,42 +340,45 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
     def _numpy(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("numpy")))
 
-    def _convert(self, fetch: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        """The eager expression for a fetch, or None (reported) when unsupported."""
-        if isinstance(fetch, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            self.report("TS115", fetch, "fetching a tensor by its string name")
+    def _convert(self, fetch: cst.BaseExpression,
+                 original: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The eager expression for a fetch, or None (reported) when unsupported.
+        ``original`` is the fetch as parsed: names and kinds are read from it
+        (metadata knows only the parsed nodes), the result is built from ``fetch``."""
+        if isinstance(original, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self.report("TS115", original, "fetching a tensor by its string name")
             return None
-        if isinstance(fetch, (cst.List, cst.Tuple)):
+        if isinstance(original, (cst.List, cst.Tuple)):
             elements = []
-            for el in fetch.elements:
-                if isinstance(el, cst.StarredElement):
-                    self.report("TS115", fetch, "a starred element in the fetches")
+            for el, el0 in zip(fetch.elements, original.elements):
+                if isinstance(el0, cst.StarredElement):
+                    self.report("TS115", original, "a starred element in the fetches")
                     return None
-                value = self._convert(el.value)
+                value = self._convert(el.value, el0.value)
                 if value is None:
                     return None
                 elements.append(el.with_changes(value=value))
             return fetch.with_changes(elements=elements)
-        if isinstance(fetch, cst.Dict):
+        if isinstance(original, cst.Dict):
             elements = []
-            for el in fetch.elements:
-                if not isinstance(el, cst.DictElement):
-                    self.report("TS115", fetch, "`**` in a fetch dict")
+            for el, el0 in zip(fetch.elements, original.elements):
+                if not isinstance(el0, cst.DictElement):
+                    self.report("TS115", original, "`**` in a fetch dict")
                     return None
-                value = self._convert(el.value)
+                value = self._convert(el.value, el0.value)
                 if value is None:
                     return None
                 elements.append(el.with_changes(value=value))
             return fetch.with_changes(elements=elements)
-        if isinstance(fetch, cst.Call) and self.is_tf(fetch.func, *NO_VALUE):
-            self.report("TS115", fetch, "fetching an operation that has no value")
+        if isinstance(original, cst.Call) and self.is_tf(original.func, *NO_VALUE):
+            self.report("TS115", original, "fetching an operation that has no value")
             return None
-        if isinstance(fetch, cst.Name):
-            if fetch.value not in self._kinds:
-                self.report("TS115", fetch, f"`{fetch.value}` is not defined by an assignment "
+        if isinstance(original, cst.Name):
+            if original.value not in self._kinds:
+                self.report("TS115", original, f"`{original.value}` is not defined by an assignment "
                             "in this file")
                 return None
-        kind = self.expr_kind(fetch, self._kinds)
+        kind = self.expr_kind(original, self._kinds)
         if kind in ("tensor", "variable"):
             if not isinstance(fetch, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 fetch = fetch.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -390,8 +393,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         if not self._active:
             return updated_node
         if original_node in self._runs:
-            fetch = updated_node.args[0].value
-            new = self._convert(fetch)
+            new = self._convert(updated_node.args[0].value, original_node.args[0].value)
             return new if new is not None else updated_node
         if original_node in self._evals:
             return updated_node.with_changes(
