@@ -4,25 +4,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
-# Make `import tensorflow` fail the way it does when it is not installed.
-BLOCK_TF = (
-    "import sys\n"
-    "class Block:\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name == 'tensorflow' or name.startswith('tensorflow.'):\n"
-    "            raise ModuleNotFoundError(f\"No module named '{name}'\")\n"
-    "sys.meta_path.insert(0, Block())\n"
-)
+@pytest.fixture
+def run(block_imports):
+    """Run ``code`` in a child Python where TensorFlow is not installed."""
+    def run(code):
+        return subprocess.run([sys.executable, "-c", block_imports("tensorflow") + code], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+    return run
 
 
-def run(code):
-    return subprocess.run([sys.executable, "-c", BLOCK_TF + code], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
 
-
-def test_migrate_cli_runs_without_tensorflow():
+def test_migrate_cli_runs_without_tensorflow(run):
     p = run("from migrate.cli import main\nraise SystemExit(main(['--help']))")
     assert p.returncode == 0, p.stderr
     assert "demo" in p.stdout
@@ -31,7 +27,7 @@ def test_migrate_cli_runs_without_tensorflow():
     assert p.returncode == 0, p.stderr
 
 
-def test_a_subcommand_imports_its_own_module_only():
+def test_a_subcommand_imports_its_own_module_only(run):
     """`tapeshift migrate` does not load the demo's numpy (its thread pool would
     keep the tree runner from forking its workers); `tapeshift --help` lists all."""
     p = run("import sys\nfrom migrate.cli import main\n"
@@ -45,7 +41,7 @@ def test_a_subcommand_imports_its_own_module_only():
     assert p.returncode == 0 and all(c in p.stdout for c in ("demo", "migrate", "check", "verify"))
 
 
-def test_compat_imports_and_explains_how_to_install_tensorflow():
+def test_compat_imports_and_explains_how_to_install_tensorflow(run):
     p = run("import compat\ncompat.gradient(lambda p, i: 0, {})")
     assert p.returncode == 1
     assert "TensorFlowMissingError" in p.stderr

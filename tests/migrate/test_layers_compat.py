@@ -263,15 +263,9 @@ def test_the_rule_is_screened_by_the_word_layers():
     assert not [c for c in result.changes if c.rule == "layers"]
 
 
-def test_the_codemod_imports_without_tensorflow(tmp_path):
-    # a finder that refuses tensorflow and tf_keras, then the codemod on a file
-    probe = dedent(f"""\
-        import sys
-        class Block:
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in ("tensorflow", "tf_keras", "keras"):
-                    raise ImportError("blocked: " + name)
-        sys.meta_path.insert(0, Block())
+def test_the_codemod_imports_without_tensorflow(tmp_path, block_imports):
+    # tensorflow and tf_keras refused, then the codemod on a file
+    probe = block_imports("tensorflow", "tf_keras", "keras") + dedent(f"""\
         sys.path.insert(0, {str(ROOT)!r})
         from migrate.pipeline import migrate_source
         r = migrate_source("import tensorflow as tf\\nh = tf.layers.dense(x, 3)\\n", mode="compat")
