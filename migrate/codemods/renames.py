@@ -114,6 +114,139 @@ EAGER_COMPAT = frozenset({
     # shares variables made through variable scopes across eager calls (docs/tf1-vs-tf2.md, section 4)
     "make_template",
 })
+#: TF1-only names whose TF2 name is bound to the very same Python object in
+#: TensorFlow (``tf.compat.v1.<old> is tf.<new>``, checked by
+#: tests/migrate/test_tables.py): the same function, so the same defaults and the
+#: same numbers. Only stateless, deterministic ones: an op with a side effect or a
+#: random stream runs at once in eager code but only when fetched in a graph, so
+#: the queues, ``write_file``, ``train.write_graph``, ``train.Server``,
+#: ``train.match_filenames_once`` (a local variable), ``random_crop``, the
+#: candidate samplers and ``NoGradient`` (graph registration) are not renamed
+#: (docs/codes.md, TS109, lists them).
+IDENTICAL: Dict[str, str] = {
+    # TS109 named it in the corpora; gradient clipping code uses it
+    "global_norm": "linalg.global_norm",
+    # version and build constants
+    "VERSION": "version.VERSION", "GIT_VERSION": "version.GIT_VERSION",
+    "COMPILER_VERSION": "version.COMPILER_VERSION",
+    "GRAPH_DEF_VERSION": "version.GRAPH_DEF_VERSION",
+    "GRAPH_DEF_VERSION_MIN_CONSUMER": "version.GRAPH_DEF_VERSION_MIN_CONSUMER",
+    "GRAPH_DEF_VERSION_MIN_PRODUCER": "version.GRAPH_DEF_VERSION_MIN_PRODUCER",
+    "CXX11_ABI_FLAG": "sysconfig.CXX11_ABI_FLAG", "CXX_VERSION": "sysconfig.CXX_VERSION",
+    "MONOLITHIC_BUILD": "sysconfig.MONOLITHIC_BUILD", "QUANTIZED_DTYPES": "dtypes.QUANTIZED_DTYPES",
+    # classes and exceptions that build no op
+    "OpError": "errors.OpError", "FixedLenFeature": "io.FixedLenFeature",
+    "FixedLenSequenceFeature": "io.FixedLenSequenceFeature", "SparseFeature": "io.SparseFeature",
+    "VarLenFeature": "io.VarLenFeature",
+    # elementwise and reduction math
+    "accumulate_n": "math.accumulate_n", "angle": "math.angle", "ceil": "math.ceil",
+    "conj": "math.conj", "erfc": "math.erfc", "expm1": "math.expm1", "floormod": "math.floormod",
+    "igammac": "math.igammac", "imag": "math.imag", "invert_permutation": "math.invert_permutation",
+    "lbeta": "math.lbeta", "polygamma": "math.polygamma", "real": "math.real",
+    "reciprocal": "math.reciprocal", "rint": "math.rint", "zeta": "math.zeta",
+    "is_non_decreasing": "math.is_non_decreasing", "is_strictly_increasing": "math.is_strictly_increasing",
+    "debugging.is_finite": "math.is_finite", "debugging.is_inf": "math.is_inf",
+    "debugging.is_nan": "math.is_nan", "debugging.is_non_decreasing": "math.is_non_decreasing",
+    "debugging.is_strictly_increasing": "math.is_strictly_increasing",
+    "segment_max": "math.segment_max", "segment_mean": "math.segment_mean",
+    "segment_min": "math.segment_min", "segment_prod": "math.segment_prod",
+    "unsorted_segment_max": "math.unsorted_segment_max",
+    "unsorted_segment_mean": "math.unsorted_segment_mean",
+    "unsorted_segment_min": "math.unsorted_segment_min",
+    "unsorted_segment_prod": "math.unsorted_segment_prod",
+    "unsorted_segment_sqrt_n": "math.unsorted_segment_sqrt_n",
+    "tensor_scatter_add": "tensor_scatter_nd_add", "tensor_scatter_sub": "tensor_scatter_nd_sub",
+    "tensor_scatter_update": "tensor_scatter_nd_update",  # new tensors, no variable changes
+    # linear algebra and signal processing
+    "cholesky_solve": "linalg.cholesky_solve", "cross": "linalg.cross",
+    "diag_part": "linalg.tensor_diag_part", "matrix_set_diag": "linalg.set_diag",
+    "matrix_solve_ls": "linalg.lstsq", "matrix_triangular_solve": "linalg.triangular_solve",
+    "qr": "linalg.qr", "svd": "linalg.svd", "self_adjoint_eig": "linalg.eigh",
+    "self_adjoint_eigvals": "linalg.eigvalsh",
+    "fft": "signal.fft", "fft2d": "signal.fft2d", "fft3d": "signal.fft3d",
+    "ifft": "signal.ifft", "ifft2d": "signal.ifft2d", "ifft3d": "signal.ifft3d",
+    # nn and image ops under their TF2 names
+    "nn.avg_pool_v2": "nn.avg_pool", "nn.max_pool_v2": "nn.max_pool",
+    "nn.ctc_beam_search_decoder_v2": "nn.ctc_beam_search_decoder",
+    "nn.depthwise_conv2d_native_backprop_filter": "nn.depthwise_conv2d_backprop_filter",
+    "nn.depthwise_conv2d_native_backprop_input": "nn.depthwise_conv2d_backprop_input",
+    "image.resize_image_with_crop_or_pad": "image.resize_with_crop_or_pad",
+    "image.transpose_image": "image.transpose",
+    # quantization
+    "dequantize": "quantization.dequantize", "quantize": "quantization.quantize",
+    "quantized_concat": "quantization.quantized_concat",
+    **{f"fake_quant_with_min_max_{k}": f"quantization.fake_quant_with_min_max_{k}" for k in (
+        "args", "args_gradient", "vars", "vars_gradient", "vars_per_channel",
+        "vars_per_channel_gradient")},
+    # sets, sparse tensors, strings, serialisation (values in, values out)
+    "sets.set_difference": "sets.difference", "sets.set_intersection": "sets.intersection",
+    "sets.set_size": "sets.size", "sets.set_union": "sets.union",
+    "sparse.matmul": "sparse.sparse_dense_matmul", "sparse_fill_empty_rows": "sparse.fill_empty_rows",
+    "sparse_mask": "sparse.mask", "sparse_maximum": "sparse.maximum",
+    "sparse_minimum": "sparse.minimum", "sparse_reorder": "sparse.reorder",
+    "sparse_reset_shape": "sparse.reset_shape", "sparse_reshape": "sparse.reshape",
+    "sparse_retain": "sparse.retain", "sparse_slice": "sparse.slice",
+    "sparse_softmax": "sparse.softmax", "sparse_tensor_to_dense": "sparse.to_dense",
+    "sparse_to_indicator": "sparse.to_indicator", "sparse_transpose": "sparse.transpose",
+    "string_join": "strings.join", "string_strip": "strings.strip",
+    "string_to_hash_bucket_fast": "strings.to_hash_bucket_fast",
+    "string_to_hash_bucket_strong": "strings.to_hash_bucket_strong",
+    "regex_replace": "strings.regex_replace", "dtypes.as_string": "strings.as_string",
+    "decode_base64": "io.decode_base64", "encode_base64": "io.encode_base64",
+    "decode_compressed": "io.decode_compressed", "decode_json_example": "io.decode_json_example",
+    "deserialize_many_sparse": "io.deserialize_many_sparse", "parse_tensor": "io.parse_tensor",
+    "serialize_tensor": "io.serialize_tensor",
+    "parse_single_sequence_example": "io.parse_single_sequence_example",
+    # reading files has no side effect (writing has: write_file is not renamed)
+    "read_file": "io.read_file", "matching_files": "io.matching_files",
+    # Python-level checks, run when the code runs in both (no op to fetch)
+    "assert_proper_iterable": "debugging.assert_proper_iterable",
+    "assert_same_float_dtype": "debugging.assert_same_float_dtype",
+}
+RENAMES.update({f"tensorflow.{old}": f"tensorflow.{new}" for old, new in IDENTICAL.items()})
+
+#: ``tf.compat.v1`` names added to :data:`EAGER_COMPAT` by the TS109 audit
+#: (issue #17): each runs eagerly with TF1's semantics; tests/migrate/test_tf1_audit.py
+#: runs them eagerly against a v1 graph.
+#:
+#: * ``logging.*``: Python's logging behind TensorFlow's logger; no graph, no numbers.
+#:   TF2's ``tf.get_logger()`` is not a rename (other call shapes), so the v1 name stays.
+#: * the v1 initialisers TF2 dropped: TF2 has no class with the same defaults
+#:   (``truncated_normal_initializer`` has stddev=1.0, Keras' ``TruncatedNormal`` 0.05;
+#:   Keras' ``GlorotUniform`` and ``VarianceScaling`` draw through other ops and
+#:   seed handling, not proven equal). Unseeded, they draw different numbers in
+#:   the two runs, as every unseeded random op does; a seeded one is reported (TS113)
+#:   by the tf1-only rule, see :data:`SEEDED_INITIALIZERS`.
+#: * ``losses.<loss>``: the v1 loss functions compute the same reduction eagerly; in
+#:   a graph they also add the loss to the LOSSES collection, which is read only
+#:   through names that stay TF1-only (``losses.get_total_loss``, ``get_losses``,
+#:   ``get_regularization_loss(es)``, ``get_collection``), so a file that reads it
+#:   stays in compat mode. ``losses.add_loss`` and ``compute_weighted_loss`` (which
+#:   also writes it) are not listed.
+AUDITED_EAGER_COMPAT = frozenset({
+    *(f"logging.{name}" for name in (
+        "DEBUG", "ERROR", "FATAL", "INFO", "WARN", "TaskLevelStatusMessage", "debug", "error",
+        "fatal", "flush", "get_verbosity", "info", "log", "log_every_n", "log_first_n", "log_if",
+        "set_verbosity", "vlog", "warn", "warning")),
+    "truncated_normal_initializer", "glorot_uniform_initializer", "glorot_normal_initializer",
+    "variance_scaling_initializer", "orthogonal_initializer", "uniform_unit_scaling_initializer",
+    "initializers.uniform_unit_scaling",
+    *(f"losses.{name}" for name in (
+        "absolute_difference", "cosine_distance", "hinge_loss", "huber_loss", "log_loss",
+        "mean_pairwise_squared_error", "mean_squared_error", "sigmoid_cross_entropy",
+        "softmax_cross_entropy", "sparse_softmax_cross_entropy")),
+})
+#: v1 initialiser -> index of its ``seed`` parameter (checked against the installed
+#: signatures by tests/migrate/test_tables.py). Eager TF2 draws another stream
+#: from an op seed than a v1 graph (each call of a seeded eager op advances one
+#: kernel's state; each graph op has its own): such a call blocks tape form (TS113).
+SEEDED_INITIALIZERS: Dict[str, int] = {
+    "truncated_normal_initializer": 2, "glorot_uniform_initializer": 0,
+    "glorot_normal_initializer": 0, "variance_scaling_initializer": 3,
+    "orthogonal_initializer": 1, "uniform_unit_scaling_initializer": 1,
+    "initializers.uniform_unit_scaling": 1,
+}
+EAGER_COMPAT = EAGER_COMPAT | AUDITED_EAGER_COMPAT
 RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in EAGER_COMPAT})
 
 
