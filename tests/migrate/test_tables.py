@@ -76,3 +76,40 @@ def test_tf1_only_table_matches_installed_tensorflow():
     current = regenerate_tf1_only()
     assert sorted(TF1_ONLY - current) == []  # every listed name is TF1-only
     assert sorted(current - TF1_ONLY) == []  # and none is missing
+
+
+# -- the TS109 audit (issue #17) ------------------------------------------------
+
+from migrate.codemods.renames import AUDITED_EAGER_COMPAT, IDENTICAL, SEEDED_INITIALIZERS  # noqa: E402
+from migrate.codemods.tf1_only import HANDLED, tf1_only  # noqa: E402
+
+
+@pytest.mark.parametrize("old", sorted(IDENTICAL))
+def test_identical_rename_is_the_same_object(old):
+    """The proof that a rename keeps every default and number: both names are
+    bound to one Python object."""
+    assert _resolve(tf.compat.v1, old) is _resolve(tf, IDENTICAL[old])
+
+
+@pytest.mark.parametrize("name", sorted(AUDITED_EAGER_COMPAT))
+def test_audited_eager_compat_names_are_tf1_only(name):
+    _resolve(tf.compat.v1, name)
+    assert tf1_only(name, strict=True) is not None  # TF2 has no such name
+    assert tf1_only(name) is None  # and it no longer blocks tape form
+
+
+@pytest.mark.parametrize("name", sorted(SEEDED_INITIALIZERS))
+def test_seeded_initializer_seed_index(name):
+    import inspect
+
+    params = list(inspect.signature(_resolve(tf.compat.v1, name).__init__).parameters)[1:]
+    assert params[SEEDED_INITIALIZERS[name]] == "seed"
+
+
+def test_collection_readers_stay_tf1_only():
+    """tf.losses.* write the LOSSES collection in a graph; what reads it is not converted."""
+    for name in ("losses.get_total_loss", "losses.get_losses", "losses.get_regularization_loss",
+                 "losses.add_loss", "losses.compute_weighted_loss", "get_collection",
+                 "add_to_collection", "GraphKeys.LOSSES", "assign", "assign_add"):
+        assert tf1_only(name) is not None, name
+        assert name not in HANDLED

@@ -65,3 +65,66 @@ class TestTF1OnlyNamesLeft(CodemodTest):
             "TS109 2:24: `from tensorflow import Session` is left and would fail under TF2",
             "TS109 3:5: tf.gradients raises under eager execution and was not converted",
         ])
+
+
+class TestTF1OnlyAudit(CodemodTest):
+    """The TS109 audit (issue #17): what no longer blocks tape form, and what does."""
+
+    TRANSFORM = TF1OnlyNames
+
+    def test_noop_on_audited_names(self) -> None:
+        before = """
+            import tensorflow as tf
+            tf.logging.set_verbosity(tf.logging.DEBUG)
+            n = tf.global_norm(gs)
+            loss = tf.losses.mean_squared_error(y, p)
+        """
+        self.assertCodemod(before, before)
+
+    def test_alias_compat_v1_spelling_is_kept(self) -> None:
+        before = """
+            import tensorflow as T
+            T.compat.v1.logging.info("x")
+            init = T.compat.v1.glorot_uniform_initializer()
+        """
+        self.assertCodemod(before, before)
+
+    def test_warns_seeded_initializer_keyword_and_positional(self) -> None:
+        before = """
+            import tensorflow as tf
+            a = tf.truncated_normal_initializer(stddev=0.1, seed=3)
+            b = tf.orthogonal_initializer(1.0, 7)
+            c = tf.glorot_uniform_initializer(seed=None)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS113 2:5: tf.truncated_normal_initializer(seed=3): seeded random ops give a "
+            "different stream in eager TF2",
+            "TS113 3:5: tf.orthogonal_initializer(seed=7): seeded random ops give a "
+            "different stream in eager TF2",
+        ])
+
+    def test_warns_names_that_stay_tf1_only(self) -> None:
+        before = """
+            import tensorflow as tf
+            total = tf.losses.get_total_loss()
+            up = tf.assign(v, 1.0)
+            log = tf.logging
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS109 2:9: tf.losses.get_total_loss: tf.losses.get_total_loss has no TF2 "
+            "counterpart in the rename tables",
+            "TS109 3:6: tf.assign: tf.assign has no TF2 counterpart in the rename tables",
+            "TS109 4:7: tf.logging: tf.logging has no TF2 counterpart in the rename tables",
+        ])
+
+
+class TestTF1OnlyLeftAudit(CodemodTest):
+    TRANSFORM = TF1OnlyNamesLeft
+
+    def test_kept_compat_v1_names_are_not_left_tf1_only(self) -> None:
+        before = """
+            import tensorflow as tf
+            tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.DEBUG)
+            w = tf.compat.v1.truncated_normal_initializer(stddev=0.1)([2, 3])
+        """
+        self.assertCodemod(before, before)
