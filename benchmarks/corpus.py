@@ -11,6 +11,9 @@ tensor2tensor 1.15.7: 590 files, 200700 lines) into ``benchmarks/corpus-data/``
 * the current CLI ``tapeshift migrate --out DIR TREE``, timed: ``--cli auto``
   (the default) runs it with ``--jobs`` once the CLI has that flag (seen in
   ``--help``) and, until then, only with ``--cli always``;
+* with ``--baseline CHECKOUT``, the same command from another checkout (an
+  older commit: ``git worktree add`` or ``git archive``), in the same rounds,
+  for before/after figures measured side by side;
 * LibCST's own floor on the same workers: parse and print every file back
   (the least any LibCST codemod does); parse, run one transformer that changes
   nothing and print (what each rule pass adds); parse and resolve the scope
@@ -25,7 +28,7 @@ idempotence failures (tapeshift's output migrated again changes), and
 tapeshift's findings by code.
 
     python benchmarks/corpus.py [--jobs N] [--rounds N] [--packages tf-slim tflearn tensor2tensor]
-                                [--cli auto|always|skip]
+                                [--cli auto|always|skip] [--baseline CHECKOUT]
 
 The script measures the tapeshift of the checkout it sits in (the tree API is
 imported from there, and the command runs with that checkout first on
@@ -240,7 +243,8 @@ def cli_has_jobs() -> bool:
     return "--jobs" in out
 
 
-def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool) -> Tuple[float, int, float]:
+def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool,
+            root: Path = ROOT) -> Tuple[float, int, float]:
     """(seconds, exit code, CPU seconds of the command and its workers); a
     non-zero exit prints the end of the command's stderr."""
     shutil.rmtree(out, ignore_errors=True)
@@ -248,7 +252,7 @@ def run_cli(tree: Path, out: Path, jobs: int, with_jobs: bool) -> Tuple[float, i
     if with_jobs:
         cmd += ["--jobs", str(jobs), "--no-cache"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+        [str(root)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     c0, t0 = cpu_now(), time.perf_counter()
     proc = subprocess.run(cmd + [str(tree)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           env=env)
@@ -271,6 +275,10 @@ def main(argv=None) -> int:
                              "table gives medians (default: 3)")
     parser.add_argument("--cli", choices=("auto", "always", "skip"), default="auto",
                         help="also time the tapeshift CLI (auto: when it has --jobs)")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="CHECKOUT",
+                        help="another checkout of tapeshift (an older commit, say) whose "
+                             "`tapeshift migrate` is timed in the same paired rounds, for "
+                             "before/after figures from one run")
     args = parser.parse_args(argv)
     rounds = max(1, args.rounds)
 
@@ -282,9 +290,11 @@ def main(argv=None) -> int:
 
     files = {name: py_files(tree) for name, tree in trees.items()}
     timed = {name: dict(tfu=[], ts=[], warm=[], cli=[], cli_exit=[], tfu_cpu=[], ts_cpu=[],
-                        cli_cpu=[]) for name in trees}
+                        cli_cpu=[], base=[], base_cpu=[], base_exit=[]) for name in trees}
     first: Dict[str, tuple] = {}
     tools = ("tfu", "ts", "cli") if do_cli else ("tfu", "ts")
+    if args.baseline is not None:
+        tools += ("base",)
     for k in range(rounds):
         for name, tree in trees.items():
             # the tools side by side, in reverse order every other round
@@ -301,10 +311,12 @@ def main(argv=None) -> int:
                     timed[name]["ts_cpu"].append(cpu)
                     timed[name]["warm"].append(warm)
                 else:
-                    seconds, code, cpu = run_cli(tree, work / f"{name}.cli", args.jobs, with_jobs)
-                    timed[name]["cli"].append(seconds)
-                    timed[name]["cli_cpu"].append(cpu)
-                    timed[name]["cli_exit"].append(code)
+                    root = ROOT if tool == "cli" else args.baseline.resolve()
+                    seconds, code, cpu = run_cli(tree, work / f"{name}.{tool}", args.jobs,
+                                                 with_jobs, root)
+                    timed[name][tool].append(seconds)
+                    timed[name][f"{tool}_cpu"].append(cpu)
+                    timed[name][f"{tool}_exit"].append(code)
             if k == 0:
                 first[name] = (tf, records, again)
             print(f"# round {k + 1}/{rounds}: {name} done ({len(files[name])} files)",
@@ -370,7 +382,21 @@ def main(argv=None) -> int:
             print(f"  total: {median(cli_t):.1f} s, ratio {median(ratios):.2f} "
                   f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(cli_c):.1f} s, "
                   f"CPU ratio {cpu_ratio(cli_c, total('tfu_cpu')):.2f}")
-    else:
+    if args.baseline is not None:
+        print(f"\nThe same command from {args.baseline} (the baseline), in the same rounds:")
+        for name, *_rest, ts in rows:
+            ratios = [a / b for a, b in zip(ts["base"], ts["tfu"])]
+            print(f"  {name}: {median(ts['base']):.1f} s, ratio {median(ratios):.2f} "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(ts['base_cpu']):.1f} s, "
+                  f"CPU ratio {cpu_ratio(ts['base_cpu'], ts['tfu_cpu']):.2f}; "
+                  f"exit {sorted(set(ts['base_exit']))}")
+        if len(rows) > 1:
+            base_t, base_c = total("base"), total("base_cpu")
+            ratios = [a / b for a, b in zip(base_t, total("tfu"))]
+            print(f"  total: {median(base_t):.1f} s, ratio {median(ratios):.2f} "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(base_c):.1f} s, "
+                  f"CPU ratio {cpu_ratio(base_c, total('tfu_cpu')):.2f}")
+    if not do_cli:
         print("\nCLI not timed (" + ("--cli skip" if args.cli == "skip" else
                                      "it has no --jobs yet; --cli always to time it anyway") + ")")
     for name, *_rest, ts in rows:
