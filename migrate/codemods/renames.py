@@ -126,6 +126,8 @@ EAGER_COMPAT = frozenset({
 IDENTICAL: Dict[str, str] = {
     # TS109 named it in the corpora; gradient clipping code uses it
     "global_norm": "linalg.global_norm",
+    # shape helpers, in TF2's tf.compat (not tf.compat.v1)
+    "dimension_value": "compat.dimension_value", "dimension_at_index": "compat.dimension_at_index",
     # version and build constants
     "VERSION": "version.VERSION", "GIT_VERSION": "version.GIT_VERSION",
     "COMPILER_VERSION": "version.COMPILER_VERSION",

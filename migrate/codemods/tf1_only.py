@@ -132,3 +132,127 @@ class TF1OnlyNames(TapeshiftCodemod):
 class TF1OnlyNamesLeft(TF1OnlyNames):
     DESCRIPTION = "After the tape rules ran: report any TF1-only name still in the file."
     STRICT = True
+
+
+#: What stays TF1-only after the TS109 audit (issue #17), by reason: every name
+#: of TF1_ONLY that no rule converts matches one pattern here (``*`` ends a
+#: prefix); tests/migrate/test_tf1_audit_table.py checks that, and that
+#: docs/codes.md (TS109) lists each pattern.
+TRULY_TF1_ONLY = {
+    "variable store and scopes (another part of issue #17)": (
+        "variable_scope", "get_variable", "get_variable_scope", "get_local_variable",
+        "VariableScope", "AUTO_REUSE", "variable_op_scope", "op_scope", "no_regularizer",
+        "create_partitioned_variables", "fixed_size_partitioner", "min_max_variable_partitioner",
+        "variable_axis_size_partitioner"),
+    "state changes that run only when fetched in a graph but at once eagerly "
+    "(when they run is not proven by the session and feeds rules)": (
+        "assign", "assign_add", "assign_sub", "count_up_to", "scatter_*", "batch_scatter_update",
+        "Print", "write_file", "train.write_graph"),
+    "graph collections (eager has none: get_collection returns other values)": (
+        "GraphKeys", "get_collection", "get_collection_ref", "add_to_collection",
+        "add_to_collections", "global_variables", "local_variables", "model_variables",
+        "trainable_variables", "moving_average_variables", "all_variables",
+        "losses.add_loss", "losses.compute_weighted_loss", "losses.get_losses",
+        "losses.get_regularization_loss", "losses.get_regularization_losses",
+        "losses.get_total_loss"),
+    "graphs, sessions and their protos": (
+        "ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "RunOptions",
+        "RunMetadata", "GraphDef", "NodeDef", "MetaGraphDef", "AttrValue", "NameAttrList",
+        "TensorInfo", "Event", "SessionLog", "Summary", "SummaryMetadata", "HistogramProto",
+        "LogMessage", "get_default_graph", "get_default_session", "get_session_handle",
+        "get_session_tensor", "delete_session_tensor", "colocate_with", "container",
+        "add_check_numerics_ops", "report_uninitialized_variables", "is_variable_initialized",
+        "assert_variables_initialized", "initialize_all_tables", "tables_initializer",
+        "initializers.global_variables", "initializers.local_variables",
+        "initializers.tables_initializer", "initializers.variables", "graph_util.*",
+        "NoGradient", "NotDifferentiable", "wrap_function", "SparseTensorValue",
+        "ragged.RaggedTensorValue", "ragged.constant_value", "get_seed", "random.get_seed",
+        "random.set_random_seed", "executing_eagerly_outside_functions"),
+    "TF1 behaviour switches, and the v1 TensorShape's Dimension class": (
+        "enable_control_flow_v2", "disable_control_flow_v2", "control_flow_v2_enabled",
+        "enable_resource_variables", "disable_resource_variables", "resource_variables_enabled",
+        "enable_tensor_equality", "disable_tensor_equality", "enable_v2_tensorshape",
+        "disable_v2_tensorshape", "experimental.output_all_intermediates", "Dimension"),
+    "placeholders of other kinds": ("sparse.placeholder", "ragged.placeholder"),
+    "queues, readers and queue-based input pipelines": (
+        "FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue", "QueueBase",
+        "io.PaddingFIFOQueue", "io.PriorityQueue", "io.RandomShuffleQueue", "io.QueueBase",
+        "ConditionalAccumulator", "ConditionalAccumulatorBase", "SparseConditionalAccumulator",
+        "sparse.SparseConditionalAccumulator", "ReaderBase", "TFRecordReader", "TextLineReader",
+        "FixedLengthRecordReader", "IdentityReader", "LMDBReader", "WholeFileReader",
+        "io.TFRecordCompressionType", "io.tf_record_iterator", "python_io",
+        "data.make_one_shot_iterator", "data.make_initializable_iterator",
+        "data.get_output_classes", "data.get_output_shapes", "data.get_output_types",
+        "train.batch", "train.batch_join", "train.maybe_batch", "train.maybe_batch_join",
+        "train.shuffle_batch", "train.shuffle_batch_join", "train.maybe_shuffle_batch",
+        "train.maybe_shuffle_batch_join", "train.input_producer", "train.range_input_producer",
+        "train.slice_input_producer", "train.string_input_producer", "train.limit_epochs",
+        "train.match_filenames_once", "train.QueueRunner", "train.add_queue_runner",
+        "train.queue_runner", "train.start_queue_runners", "train.LooperThread"),
+    "training loops, hooks, checkpoints and saved models of TF1": (
+        "train.Saver", "train.SaverDef", "train.Scaffold", "train.Supervisor", "train.Server",
+        "train.*Hook", "train.*Session", "train.*SessionCreator", "train.SessionManager",
+        "train.SessionRun*", "train.CheckpointSaverListener", "train.SecondOrStepTimer",
+        "train.NanLossDuringTrainingError", "train.NewCheckpointReader", "train.VocabInfo",
+        "train.Optimizer", "train.AdagradDAOptimizer", "train.SyncReplicasOptimizer",
+        "train.assert_global_step", "train.basic_train_loop", "train.checkpoint_exists",
+        "train.create_global_step", "train.get_global_step", "train.global_step",
+        "train.do_quantize_training_on_graphdef", "train.export_meta_graph",
+        "train.import_meta_graph", "train.generate_checkpoint_state_proto",
+        "train.get_checkpoint_mtimes", "train.init_from_checkpoint", "train.remove_checkpoint",
+        "train.update_checkpoint_state", "train.warm_start", "train.replica_device_setter",
+        "train.summary_iterator", "train.sdca_*", "saved_model.*", "tpu.*",
+        "distribute.get_loss_reduction"),
+    "v1 summaries (TF2's tf.summary writes through other calls)": ("summary.*",),
+    "v1 metrics (local variables and an update op run when fetched)": ("metrics.*",),
+    "TF1-only modules with no TF2 module of that name": (
+        "layers", "distributions", "gfile", "app", "flags", "logging", "manip", "spectral",
+        "resource_loader", "user_ops", "mixed_precision", "profiler.*", "lite.*", "test.*",
+        "nn.rnn_cell"),
+    "graph-mode RNNs and layer helpers (tf.keras.layers.RNN / Dense in TF2)": (
+        "nn.dynamic_rnn", "nn.bidirectional_dynamic_rnn", "nn.static_rnn",
+        "nn.static_bidirectional_rnn", "nn.static_state_saving_rnn", "nn.raw_rnn",
+        "nn.relu_layer", "nn.xw_plus_b", "feature_column.input_layer",
+        "feature_column.linear_model", "feature_column.shared_embedding_columns"),
+    "random ops whose TF2 name is the same function but whose eager stream differs "
+    "from the graph's (seeded they block tape form: TS113)": (
+        "random_crop", "nn.uniform_candidate_sampler", "nn.log_uniform_candidate_sampler",
+        "random.multinomial", "random.stateless_multinomial"),
+    "a TF2 name exists but with another signature or other defaults (not renamed: "
+    "the call would need its arguments rewritten)": (
+        "arg_max", "arg_min", "batch_to_space_nd", "bincount", "confusion_matrix", "decode_csv",
+        "decode_raw", "floor_div", "image.extract_image_patches", "image.resize_images",
+        "image.resize_area", "image.resize_bicubic", "image.resize_bilinear",
+        "image.resize_nearest_neighbor", "image.resize_image_with_pad", "linalg.transpose",
+        "load_file_system_library", "nn.conv2d_backprop_input", "nn.conv2d_backprop_filter",
+        "nn.conv3d_backprop_filter", "nn.conv3d_backprop_filter_v2", "nn.ctc_loss_v2",
+        "nn.depthwise_conv2d_native", "nn.fused_batch_norm", "nn.quantized_*",
+        "parse_example", "parse_single_example", "quantize_v2", "reduce_join",
+        "serialize_many_sparse", "serialize_sparse",
+        "sparse_add", "sparse_concat", "sparse_matmul", "sparse_merge", "sparse.merge",
+        "sparse_reduce_max", "sparse_reduce_sum", "sparse_reduce_max_sparse",
+        "sparse_reduce_sum_sparse", "sparse.reduce_max_sparse", "sparse.reduce_sum_sparse",
+        "sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_segment_sum", "sparse_split",
+        "sparse_to_dense", "string_split", "string_to_hash_bucket", "string_to_number", "substr",
+        "verify_tensor_all_finite", "where_v2", "setdiff1d", "clip_by_average_norm",
+        "batch_gather", "convert_to_tensor_or_indexed_slices",
+        "convert_to_tensor_or_sparse_tensor", "errors.error_code_from_exception_type",
+        "errors.exception_type_from_error_code", "errors.raise_exception_on_not_ok_status"),
+    "graph assertions: an op that checks only when fetched (tf.debugging.assert_* raise at "
+    "once eagerly, and take other arguments)": (
+        "assert_greater_equal", "assert_integer", "assert_less_equal", "assert_near",
+        "assert_negative", "assert_non_negative", "assert_non_positive", "assert_none_equal",
+        "assert_positive", "assert_rank_at_least", "assert_rank_in", "assert_scalar",
+        "assert_type"),
+}
+
+
+def truly_tf1_only_group(name: str) -> Optional[str]:
+    """The :data:`TRULY_TF1_ONLY` reason a name falls under, or None."""
+    for reason, patterns in TRULY_TF1_ONLY.items():
+        for p in patterns:
+            head, star, tail = p.partition("*")
+            if name == p or star and name.startswith(head) and name.endswith(tail) \
+                    and len(name) >= len(head) + len(tail):
+                return reason
+    return None

@@ -1,0 +1,63 @@
+"""The TS109 audit (issue #17) is complete: every TF1-only name is classified,
+and what stays TF1-only is documented in docs/codes.md. Needs no TensorFlow."""
+
+import re
+
+from migrate.codemods.renames import AUDITED_EAGER_COMPAT, IDENTICAL, RENAMES
+from migrate.codemods.tf1_only import HANDLED, TRULY_TF1_ONLY, tf1_only, truly_tf1_only_group
+from migrate.codemods.tf1_only_table import TF1_ONLY
+from migrate.findings import REGISTRY
+
+
+def _converted(name):
+    parts = name.split(".")
+    return any(".".join(parts[:k]) in HANDLED for k in range(1, len(parts) + 1))
+
+
+def _matches(name, pattern):
+    head, star, tail = pattern.partition("*")
+    return name == pattern or bool(star) and name.startswith(head) and name.endswith(tail)
+
+
+def test_every_tf1_only_name_is_classified_once():
+    unclassified, twice = [], []
+    for name in sorted(TF1_ONLY):
+        if _converted(name):
+            assert tf1_only(name) is None, name  # renamed or kept: no TS109
+            continue
+        assert tf1_only(name) is not None, name  # it still blocks tape form
+        reasons = [r for r, patterns in TRULY_TF1_ONLY.items()
+                   if any(_matches(name, p) for p in patterns)]
+        if not reasons:
+            unclassified.append(name)
+        elif len(reasons) > 1:
+            twice.append((name, reasons))
+        assert truly_tf1_only_group(name) == (reasons[0] if reasons else None)
+    assert unclassified == [] and twice == []
+
+
+def test_no_converted_name_is_listed_as_tf1_only():
+    # `logging` (the module itself, `log = tf.logging`) stays; its members are kept
+    listed = [name for name in sorted(TF1_ONLY) if _converted(name)
+              and truly_tf1_only_group(name) is not None]
+    assert listed == []
+
+
+def test_audited_groups_are_converted():
+    for old in IDENTICAL:
+        assert RENAMES[f"tensorflow.{old}"] == f"tensorflow.{IDENTICAL[old]}"
+        assert old in TF1_ONLY
+    for name in AUDITED_EAGER_COMPAT:
+        assert RENAMES[f"tensorflow.{name}"] == f"tensorflow.compat.v1.{name}"
+
+
+def test_codes_md_lists_every_pattern_that_stays_tf1_only():
+    what = REGISTRY["TS109"].what
+    with open("docs/codes.md", encoding="utf-8") as f:
+        doc = f.read()
+    section = doc[doc.index("## TS109 tf1-only-api"):doc.index("## TS110")]
+    for reason, patterns in TRULY_TF1_ONLY.items():
+        assert reason[1:] in what
+        for p in patterns:
+            assert re.search(rf"`{re.escape(p)}`", section), p
+    assert f"{len(IDENTICAL)} names" in section
