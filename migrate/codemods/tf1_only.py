@@ -45,6 +45,10 @@ def tf1_only(name: str, strict: bool = False) -> Optional[str]:
 class TF1OnlyNames(TapeshiftCodemod):
     DESCRIPTION = "Report TF1-only API names that no rule converts (they block tape form)."
     RULE = "tf1-only"
+    #: migrate.screen runs the rule only on a file spelling one of these: the
+    #: TF1-only names no rule converts, and the v1 initialisers whose seed it checks
+    SCREEN_NAMES = frozenset(
+        {n.rpartition(".")[2] for n in (TF1_ONLY - HANDLED) | set(SEEDED_INITIALIZERS)} | GONE)
     #: Also report names another rule handles (used on the rules' output).
     STRICT = False
 
@@ -111,6 +115,8 @@ class TF1OnlyNames(TapeshiftCodemod):
     def _seeded_initializer(self, node: cst.Call) -> None:
         """A v1 initialiser kept in tape form (renames.EAGER_COMPAT) given a seed:
         eager TF2 draws another stream from it than the v1 graph (TS113)."""
+        if not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return  # init(...)([2, 3]): the call of the initialiser made before
         names = self.tf_api_names(node.func) & set(SEEDED_INITIALIZERS)
         if not names:
             return

@@ -61,3 +61,27 @@ def test_codes_md_lists_every_pattern_that_stays_tf1_only():
         for p in patterns:
             assert re.search(rf"`{re.escape(p)}`", section), p
     assert f"{len(IDENTICAL)} names" in section
+
+
+def test_pipeline_seeded_v1_initializer_blocks_tape_form_unseeded_does_not():
+    """The file spells no other TF1-only name: the screen must still run the check."""
+    from migrate import pipeline
+    from migrate.pipeline import migrate_source
+
+    seeded = ("import tensorflow as tf\n"
+              "W = tf.Variable(tf.truncated_normal_initializer(stddev=0.1, seed=1)([2, 3]))\n"
+              "y = tf.reduce_sum(W)\n")
+    unseeded = seeded.replace(", seed=1", "")
+    for optimized in (True, False):
+        pipeline.OPTIMIZED = optimized
+        try:
+            r = migrate_source(seeded, "s.py")
+            assert r.mode == "compat"
+            assert [(f.code, f.line, f.column) for f in r.findings if f.code != "TS101"] \
+                == [("TS113", 2, 17)]
+            r = migrate_source(unseeded, "u.py")
+            assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
+            assert "tf.compat.v1.truncated_normal_initializer(stddev=0.1)([2, 3])" in r.output
+            assert [(f.code, f.line, f.changes_numbers) for f in r.findings] == [("TS116", 2, True)]
+        finally:
+            pipeline.OPTIMIZED = True
