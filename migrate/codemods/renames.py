@@ -282,8 +282,16 @@ class RenameTF1Names(TapeshiftCodemod):
         return True
 
     def _old(self, node: cst.CSTNode) -> Optional[str]:
-        if any(eager_compat(q.name) for q in self.get_metadata(QualifiedNameProvider, node, set())):
-            return None  # already spelled tf.compat.v1.<name>
+        for q in self.get_metadata(QualifiedNameProvider, node, set()):
+            if eager_compat(q.name):
+                short = q.name[len("tensorflow.compat.v1."):]
+                if short in AUDITED_EAGER_COMPAT and isinstance(node, cst.Attribute) \
+                        and "compat.v1" not in code_of(node):
+                    # `import tensorflow.compat.v1 as tf`; tf.logging.info: spelled
+                    # tf.compat.v1.logging.info, it stays right when the imports
+                    # rule makes that `import tensorflow as tf`
+                    return f"tensorflow.{short}"
+                return None  # already spelled tf.compat.v1.<name>
         for name in self.tf_api_names(node):
             full = "tensorflow." + name
             if full in RENAMES or full in CASTS:

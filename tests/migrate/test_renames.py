@@ -125,18 +125,19 @@ class TestAuditedRenames(CodemodTest):
         self.assertCodemod(before, after)
 
     def test_alias_T_and_compat_v1_module(self) -> None:
-        # under `import tensorflow.compat.v1 as T`, T.logging.info is already the
-        # kept v1 name (as T.train.AdamOptimizer is): the pipeline's final check
-        # then sends such a file to compat mode rather than lose it to the import rule
+        # under `import tensorflow.compat.v1 as T` the kept v1 name is spelled
+        # T.compat.v1.logging.info, right once the imports rule makes T tensorflow
         before = """
             import tensorflow.compat.v1 as T
             n = T.global_norm(gs)
             T.logging.info("step")
+            T.compat.v1.logging.info("kept")
         """
         after = """
             import tensorflow.compat.v1 as T
             n = T.linalg.global_norm(gs)
-            T.logging.info("step")
+            T.compat.v1.logging.info("step")
+            T.compat.v1.logging.info("kept")
         """
         self.assertCodemod(before, after)
 

@@ -85,3 +85,18 @@ def test_pipeline_seeded_v1_initializer_blocks_tape_form_unseeded_does_not():
             assert [(f.code, f.line, f.changes_numbers) for f in r.findings] == [("TS116", 2, True)]
         finally:
             pipeline.OPTIMIZED = True
+
+
+def test_pipeline_compat_v1_import_keeps_v1_logging_in_tape_form():
+    from migrate.pipeline import migrate_source
+
+    source = ("import tensorflow.compat.v1 as tf\n"
+              "tf.logging.warning('start')\n"
+              "x = tf.constant(2.0)\n"
+              "y = tf.ceil(x * 1.5)\n")
+    r = migrate_source(source, "v.py")
+    assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
+    assert r.output == ("import tensorflow as tf\n"
+                        "tf.compat.v1.logging.warning('start')\n"
+                        "x = tf.constant(2.0)\n"
+                        "y = tf.math.ceil(x * 1.5)\n")
