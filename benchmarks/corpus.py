@@ -366,36 +366,30 @@ def main(argv=None) -> int:
             f"{sum(r[3] for r in rows)}/{sum(r[5]['crashes'] for r in rows)}",
             f"{sum(r[4] for r in rows)}/{sum(r[5]['bad'] for r in rows)}",
             sum(r[5]["idem"] for r in rows), sum(r[5]["errors"] for r in rows), "")
+
+    def command_rows(key: str) -> None:
+        """One line per tree (and the total) for a command timed in the rounds."""
+        for name, *_rest, ts in rows:
+            ratios = [a / b for a, b in zip(ts[key], ts["tfu"])]
+            print(f"  {name}: {median(ts[key]):.1f} s, ratio {median(ratios):.2f} "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(ts[key + '_cpu']):.1f} s, "
+                  f"CPU ratio {cpu_ratio(ts[key + '_cpu'], ts['tfu_cpu']):.2f}; "
+                  f"exit {sorted(set(ts[key + '_exit']))}")
+        if len(rows) > 1:
+            times, cpus = total(key), total(key + "_cpu")
+            ratios = [a / b for a, b in zip(times, total("tfu"))]
+            print(f"  total: {median(times):.1f} s, ratio {median(ratios):.2f} "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(cpus):.1f} s, "
+                  f"CPU ratio {cpu_ratio(cpus, total('tfu_cpu')):.2f}")
+
     if do_cli:
         print("\nCLI (`tapeshift migrate --out DIR TREE`" + (" --jobs N --no-cache" if with_jobs else
                                                              ", single process") + "; a new "
               "process, its start and imports included), in the same rounds:")
-        for name, *_rest, ts in rows:
-            ratios = [a / b for a, b in zip(ts["cli"], ts["tfu"])]
-            print(f"  {name}: {median(ts['cli']):.1f} s, ratio {median(ratios):.2f} "
-                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(ts['cli_cpu']):.1f} s, "
-                  f"CPU ratio {cpu_ratio(ts['cli_cpu'], ts['tfu_cpu']):.2f}; "
-                  f"exit {sorted(set(ts['cli_exit']))}")
-        if len(rows) > 1:
-            cli_t, cli_c = total("cli"), total("cli_cpu")
-            ratios = [a / b for a, b in zip(cli_t, tfu_t)]
-            print(f"  total: {median(cli_t):.1f} s, ratio {median(ratios):.2f} "
-                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(cli_c):.1f} s, "
-                  f"CPU ratio {cpu_ratio(cli_c, total('tfu_cpu')):.2f}")
+        command_rows("cli")
     if args.baseline is not None:
         print(f"\nThe same command from {args.baseline} (the baseline), in the same rounds:")
-        for name, *_rest, ts in rows:
-            ratios = [a / b for a, b in zip(ts["base"], ts["tfu"])]
-            print(f"  {name}: {median(ts['base']):.1f} s, ratio {median(ratios):.2f} "
-                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(ts['base_cpu']):.1f} s, "
-                  f"CPU ratio {cpu_ratio(ts['base_cpu'], ts['tfu_cpu']):.2f}; "
-                  f"exit {sorted(set(ts['base_exit']))}")
-        if len(rows) > 1:
-            base_t, base_c = total("base"), total("base_cpu")
-            ratios = [a / b for a, b in zip(base_t, total("tfu"))]
-            print(f"  total: {median(base_t):.1f} s, ratio {median(ratios):.2f} "
-                  f"({', '.join(f'{r:.2f}' for r in ratios)}); CPU {median(base_c):.1f} s, "
-                  f"CPU ratio {cpu_ratio(base_c, total('tfu_cpu')):.2f}")
+        command_rows("base")
     if not do_cli:
         print("\nCLI not timed (" + ("--cli skip" if args.cli == "skip" else
                                      "it has no --jobs yet; --cli always to time it anyway") + ")")
