@@ -38,7 +38,9 @@ from migrate.codemods._base import (
     changes_of,
     clear_tree_caches,
     findings_of,
+    api_name,
     printed_start_positions,
+    qualified_names,
 )
 from migrate.codemods._walk import nodes
 from migrate.codemods.compat_fallback import CompatFallback
@@ -50,9 +52,9 @@ from migrate.codemods.gradients import GradientsToTape
 from migrate.codemods.keras_optimizers import OPTION as KERAS_OPTIMIZERS
 from migrate.codemods.keras_optimizers import V1OptimizersToKeras
 from migrate.codemods.layers_compat import LayersToTfKeras
-from migrate.codemods.renames import RenameTF1Names
+from migrate.codemods.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE, RenameTF1Names
 from migrate.codemods.session import SessionToEager
-from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
+from migrate.codemods.tf1_only import EAGER_UNSUPPORTED, TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
 from migrate.findings import REGISTRY, Change, Finding, Severity, make_finding
 from migrate.positions import LineMap
 from migrate.python_syntax import compile_quietly, parse
@@ -256,6 +258,20 @@ def _run(rule: Type[Codemod], module: cst.Module, path: str, shared: Optional[di
     return out.raw, findings, changes
 
 
+def _written_for_tf1(tree: _Tree) -> bool:
+    """The file uses TF1: a ``tensorflow.compat.v1`` name, a TF1-only name or
+    one the rules convert (read on the original, before any rule removed them)."""
+    for qualified in qualified_names(tree.wrapper).values():
+        for q in qualified:
+            name = api_name(q.name)
+            if name is None:
+                continue
+            if q.name.startswith("tensorflow.compat.v1") or name in EAGER_UNSUPPORTED \
+                    or tf1_only(name, strict=True) or f"tensorflow.{name}" in RENAMES:
+                return True
+    return False
+
+
 def _tf_import_position(source: str) -> Tuple[int, int]:
     match = _TF_IMPORT.search(source)
     if not match:
@@ -425,6 +441,8 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
     findings: List[Finding] = []
     changes: List[Change] = []
     shared: dict = {option: True for option in options}
+    if not tree.names.isdisjoint(OTHER_DEFAULTS) and _written_for_tf1(tree):
+        shared[TF1_SOURCE] = True
     try:
         for rule in PRE_TAPE_RULES:
             tree, f, c = runner.run(rule, tree, shared)

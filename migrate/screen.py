@@ -109,7 +109,7 @@ def _known() -> Dict[type, FrozenSet[str]]:
         # nothing without a TensorFlow gradients(...) call
         GradientsToTape: frozenset({"gradients"}),
         # names in its two tables only
-        RenameTF1Names: _lasts([*renames.RENAMES, *renames.CASTS]),
+        RenameTF1Names: _lasts([*renames.RENAMES, *renames.CASTS]) | renames.OTHER_DEFAULTS,
         # train.<kind> optimizers it maps (when the option is on)
         V1OptimizersToKeras: frozenset(MAPPINGS),
         # tensorflow.compat.v1 imports and X.compat.v1.NAME; the behaviour switches

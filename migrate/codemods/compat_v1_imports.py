@@ -16,7 +16,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import TapeshiftCodemod, code_of
-from migrate.codemods.renames import eager_compat
+from migrate.codemods.renames import OTHER_DEFAULTS, eager_compat
 from migrate.codemods.tf1_only_table import TF1_ONLY
 
 _V1 = "tensorflow.compat.v1"
@@ -96,7 +96,9 @@ class CompatV1ToTF2Imports(TapeshiftCodemod):
                 and isinstance(value.value.value, cst.Name) \
                 and self.tf_api_name(original_node.value.value.value) == "":
             name = updated_node.attr.value
-            if name not in TF1_ONLY and name not in BEHAVIOUR_SWITCHES and name != "compat":
+            # (not a v1 initialiser whose TF2 namesake has other defaults)
+            if name not in TF1_ONLY and name not in BEHAVIOUR_SWITCHES and name != "compat" \
+                    and name not in OTHER_DEFAULTS:
                 self.record_change(original_node, f"compat.v1.{name} -> {name}")
                 return updated_node.with_changes(value=value.value.value)
         return updated_node

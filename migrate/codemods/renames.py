@@ -247,7 +247,21 @@ SEEDED_INITIALIZERS: Dict[str, int] = {
     "glorot_normal_initializer": 0, "variance_scaling_initializer": 3,
     "orthogonal_initializer": 1, "uniform_unit_scaling_initializer": 1,
     "initializers.uniform_unit_scaling": 1,
+    "random_normal_initializer": 2, "random_uniform_initializer": 2,
 }
+#: v1 initialisers whose name TF2 gave to another class, with other defaults or
+#: arguments (TF2's ``random_normal_initializer`` has stddev 0.05, v1's 1.0; TF2's
+#: ``random_uniform_initializer`` draws from [-0.05, 0.05), v1's from [0, 1);
+#: TF2's ``constant``/``zeros``/``ones_initializer`` take no ``dtype``). In a file
+#: written for TF1 they become ``tf.compat.v1.<name>``, the same class, which
+#: runs eagerly; a file that uses nothing of TF1 keeps TF2's meaning
+#: (:data:`TF1_SOURCE`).
+OTHER_DEFAULTS = frozenset({
+    "random_normal_initializer", "random_uniform_initializer", "constant_initializer",
+    "zeros_initializer", "ones_initializer",
+})
+#: Shared fact set by the pipeline: the file uses TF1 (a TF1-only or v1 name).
+TF1_SOURCE = "tf1_source"
 EAGER_COMPAT = EAGER_COMPAT | AUDITED_EAGER_COMPAT
 RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in EAGER_COMPAT})
 
@@ -255,7 +269,8 @@ RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in
 def eager_compat(qualified: str) -> bool:
     """True for a ``tensorflow.compat.v1`` name kept as it is in tape form."""
     prefix = "tensorflow.compat.v1."
-    return qualified.startswith(prefix) and qualified[len(prefix):] in EAGER_COMPAT
+    short = qualified[len(prefix):]
+    return qualified.startswith(prefix) and (short in EAGER_COMPAT or short in OTHER_DEFAULTS)
 
 
 def _short(full: str) -> str:
@@ -285,7 +300,8 @@ class RenameTF1Names(TapeshiftCodemod):
         for q in self.get_metadata(QualifiedNameProvider, node, set()):
             if eager_compat(q.name):
                 short = q.name[len("tensorflow.compat.v1."):]
-                if short in AUDITED_EAGER_COMPAT and isinstance(node, cst.Attribute) \
+                if (short in AUDITED_EAGER_COMPAT or short in OTHER_DEFAULTS) \
+                        and isinstance(node, cst.Attribute) \
                         and "compat.v1" not in code_of(node):
                     # `import tensorflow.compat.v1 as tf`; tf.logging.info: spelled
                     # tf.compat.v1.logging.info, it stays right when the imports
@@ -295,6 +311,8 @@ class RenameTF1Names(TapeshiftCodemod):
         for name in self.tf_api_names(node):
             full = "tensorflow." + name
             if full in RENAMES or full in CASTS:
+                return full
+            if name in OTHER_DEFAULTS and self.shared.get(TF1_SOURCE):
                 return full
         return None
 
@@ -339,8 +357,9 @@ class RenameTF1Names(TapeshiftCodemod):
             return updated_node
         if old in CASTS:
             return updated_node  # handled (or reported) at the call
-        self.record_change(original_node, f"{_short(old)} -> {_short(RENAMES[old])}")
-        return self._new_ref(original_node, _short(RENAMES[old]))
+        new = RENAMES.get(old) or f"tensorflow.compat.v1.{_short(old)}"  # OTHER_DEFAULTS
+        self.record_change(original_node, f"{_short(old)} -> {_short(new)}")
+        return self._new_ref(original_node, _short(new))
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         return self._rename(original_node, updated_node)

@@ -14,7 +14,14 @@ from libcst.metadata import QualifiedNameProvider
 
 from migrate.codemods._base import TapeshiftCodemod, code_of
 from migrate.codemods.compat_v1_imports import BEHAVIOUR_SWITCHES
-from migrate.codemods.renames import CASTS, RENAMES, SEEDED_INITIALIZERS, eager_compat
+from migrate.codemods.renames import (
+    CASTS,
+    OTHER_DEFAULTS,
+    RENAMES,
+    SEEDED_INITIALIZERS,
+    TF1_SOURCE,
+    eager_compat,
+)
 from migrate.codemods.session import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SESSIONS
 from migrate.codemods.tf1_only_table import TF1_ONLY
 
@@ -120,6 +127,10 @@ class TF1OnlyNames(TapeshiftCodemod):
         names = self.tf_api_names(node.func) & set(SEEDED_INITIALIZERS)
         if not names:
             return
+        if names <= OTHER_DEFAULTS and not self.shared.get(TF1_SOURCE) and not any(
+                q.name.startswith("tensorflow.compat.v1.")
+                for q in self.get_metadata(QualifiedNameProvider, node.func, set())):
+            return  # TF2's class of that name in a TF2 file: not migrated
         index = SEEDED_INITIALIZERS[min(names)]
         seed = next((a.value for a in node.args if a.keyword is not None
                      and a.keyword.value == "seed"), None)
