@@ -5,7 +5,7 @@ tensor2tensor 1.15.7: 590 files, 200700 lines) into ``benchmarks/corpus-data/``
 (gitignored), unpacks each into a tree, then on each tree and on all together:
 
 * ``tf_upgrade_v2 --intree T --outtree O`` (it ships with tensorflow), timed;
-* tapeshift through ``migrate.tree.migrate_files`` (``--jobs`` workers, a fresh
+* tapeshift through ``tapeshift.migrate.engine.batch.migrate_files`` (``--jobs`` workers, a fresh
   cache filled as files are done), timed, outputs written to a copy of the tree;
 * the same again with a warm cache (the rerun a CI job would do), timed;
 * the current CLI ``tapeshift migrate --out DIR TREE``, timed: ``--cli auto``
@@ -65,11 +65,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from migrate.cache import Cache  # noqa: E402
-from migrate.encoding import decode_source  # noqa: E402
-from migrate.files import discover  # noqa: E402
-from migrate.python_syntax import compile_quietly  # noqa: E402
-from migrate.tree import default_jobs, migrate_files, run_tree, write_output  # noqa: E402
+from tapeshift.migrate.fileio.cache import Cache  # noqa: E402
+from tapeshift.migrate.fileio.encoding import decode_source  # noqa: E402
+from tapeshift.migrate.fileio.files import discover  # noqa: E402
+from tapeshift.migrate.engine.python_syntax import compile_quietly  # noqa: E402
+from tapeshift.migrate.engine.batch import default_jobs, migrate_files, run_tree, write_output  # noqa: E402
 
 #: Released TF1-era packages on PyPI: tf-slim and tflearn (61k lines), and
 #: tensor2tensor 1.15.7, the last TF1 release of Google's large model library

@@ -25,7 +25,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from compat import BACKENDS, build, cut  # noqa: E402
+from tapeshift.compat import BACKENDS, build, cut  # noqa: E402
 
 TARGETS = {"graph": 1.10, "function": 1.10, "tape": 1.15}
 

@@ -11,13 +11,13 @@ Corpora:
   ``pip download --no-deps`` into ``benchmarks/corpus-data/`` (gitignored) and unpacked;
 * ``--tree DIR``: any folder (with ``--tree`` and no ``--corpus``, only the trees).
 
-Every ``.py`` file goes through ``migrate.pipeline.migrate_source`` in tape mode.
+Every ``.py`` file goes through ``tapeshift.migrate.engine.pipeline.migrate_source`` in tape mode.
 The table counts the TF1 files the codemod changes (or fails on), how many of
 them reach tape form, fall back to compat mode or end in an error, the
 tape-form rate (tape / those files), and the reasons that keep files out of
 tape form: the codes of the findings that block it, in how many files each.
 
-``--verify`` runs ``tapeshift verify`` (``migrate.verify.verify_sources``) on every
+``--verify`` runs ``tapeshift verify`` (``tapeshift.migrate.legacy.verify.verify_sources``) on every
 manifest script that runs without data and reached tape form: the original
 under run-legacy against the tape-form output under TF2, each in a fresh
 temporary working directory. That part needs TensorFlow; the rate does not.
@@ -49,9 +49,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from _download import DownloadError, fetch_package  # noqa: E402
-from migrate.encoding import SourceDecodeError, decode_source  # noqa: E402
-from migrate.findings import REGISTRY  # noqa: E402
-from migrate.pipeline import migrate_source  # noqa: E402
+from tapeshift.migrate.fileio.encoding import SourceDecodeError, decode_source  # noqa: E402
+from tapeshift.migrate.engine.findings import REGISTRY  # noqa: E402
+from tapeshift.migrate.engine.pipeline import migrate_source  # noqa: E402
 
 PACKAGES = {
     "tf-slim": "1.1.0", "tflearn": "0.5.0", "tensorlayer": "1.11.1",
@@ -237,7 +237,7 @@ def measure_scripts(scripts: Sequence[Script], data: Path):
 # -- verifying ------------------------------------------------------------------
 
 def verify_scripts(texts: dict, data: Path, timeout: float) -> List[dict]:
-    from migrate.verify import verify_sources  # runs TensorFlow in subprocesses only
+    from tapeshift.migrate.legacy.verify import verify_sources  # runs TensorFlow in subprocesses only
 
     env = {"MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"}
     saved = {k: os.environ.get(k) for k in env}
@@ -416,7 +416,7 @@ def git_head() -> str:
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, timeout=10).stdout.strip() or "?"
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "migrate"],
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "migrate", "compat"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return "?"

@@ -1,6 +1,6 @@
 """tapeshift.compat: one gradient API on a TF1 graph, a TF2 tape and tf.function.
 
-    from compat import cut, split_gradient, clip_by_norm
+    from tapeshift.compat import cut, split_gradient, clip_by_norm
 
     def model(params, inputs):
         h = cut("h", tf.matmul(inputs["x"], params["W"]) + params["b"])
@@ -13,17 +13,17 @@ TensorFlow is imported on first use; without it, using ``compat`` raises an
 error that says how to install it.
 """
 
-from compat.api import GradientFunction, build, gradient, split_gradient, vjp
-from compat.backends import BACKENDS
-from compat.cuts import cut
-from compat.custom_gradients import (
+from tapeshift.compat.api import GradientFunction, build, gradient, split_gradient, vjp
+from tapeshift.compat.backends import BACKENDS
+from tapeshift.compat.cuts import cut
+from tapeshift.compat.custom_gradients import (
     clip_backward,
     custom_rule,
     gradient_reversal,
     guided_relu,
     straight_through,
 )
-from compat.errors import (
+from tapeshift.compat.errors import (
     CompatError,
     CutBypassError,
     CutError,
@@ -33,9 +33,9 @@ from compat.errors import (
     TransformError,
     UpstreamGradientError,
 )
-from compat.flow import flow_report, plot_flow
-from compat.result import Bypass, GradientResult, Stage
-from compat.transforms import clip_by_norm, clip_by_value, mask, scale
+from tapeshift.compat.flow import flow_report, plot_flow
+from tapeshift.compat.result import Bypass, GradientResult, Stage
+from tapeshift.compat.transforms import clip_by_norm, clip_by_value, mask, scale
 
 __all__ = [
     "BACKENDS",

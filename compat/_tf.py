@@ -6,7 +6,7 @@ anywhere); anything that builds or runs a model goes through ``tensorflow()``.
 
 from __future__ import annotations
 
-from compat.errors import TensorFlowMissingError
+from tapeshift.compat.errors import TensorFlowMissingError
 
 INSTALL_HINT = (
     "tapeshift.compat needs TensorFlow 2.15 or newer. Install it with\n"

@@ -6,11 +6,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from compat import backends
-from compat.errors import CompatError, NonFiniteGradientError, TransformError
-from compat.result import LEGACY, GradientResult, Stage
-from compat.split import BYPASS_POLICIES, MODES, UNCONNECTED, backprop
-from compat.transforms import as_transform
+from tapeshift.compat import backends
+from tapeshift.compat.errors import CompatError, NonFiniteGradientError, TransformError
+from tapeshift.compat.result import LEGACY, GradientResult, Stage
+from tapeshift.compat.split import BYPASS_POLICIES, MODES, UNCONNECTED, backprop
+from tapeshift.compat.transforms import as_transform
 
 CHECK_NUMERICS = ("report", "raise")
 
@@ -143,7 +143,7 @@ class GradientFunction:
         return program
 
     def _forward_program(self):
-        from compat.split import Plan
+        from tapeshift.compat.split import Plan
 
         def program(tracer, variables, inputs, upstream):
             fw = tracer(self.model, variables, inputs, {}, ())

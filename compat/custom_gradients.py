@@ -9,7 +9,7 @@ error. The rules here are built on ``tf.custom_gradient``, which the graph
 code gives the same gradient on the three backends, with or without cuts and
 per-cut transforms:
 
-    from compat.custom_gradients import gradient_reversal, straight_through
+    from tapeshift.compat.custom_gradients import gradient_reversal, straight_through
 
     def model(p, i):
         h = cut("h", tf.matmul(i["x"], p["W"]))
@@ -34,8 +34,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from compat._tf import tensorflow
-from compat.errors import CompatError
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.errors import CompatError
 
 
 class RuleError(CompatError):

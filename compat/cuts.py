@@ -7,7 +7,7 @@ returns its argument unchanged, so the same model code runs everywhere.
 For a requested cut the active recorder returns a *leaf*: the same value with
 gradient flow stopped (``tf.stop_gradient``) and watched as a source of its own.
 Everything downstream is then built on the leaf, which is what lets each output
-be pulled back through its own segment only (see ``compat.vjp``).
+be pulled back through its own segment only (see ``tapeshift.compat.vjp``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import contextvars
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from compat.errors import CutError
+from tapeshift.compat.errors import CutError
 
 _ACTIVE: contextvars.ContextVar["Recorder | None"] = contextvars.ContextVar(
     "tapeshift_cut_recorder", default=None
@@ -48,7 +48,7 @@ class Recorder:
         self.seen: list[str] = []
 
     def mark(self, name: str, tensor: Any) -> Any:
-        from compat._tf import tensorflow
+        from tapeshift.compat._tf import tensorflow
 
         tf = tensorflow()
         if not isinstance(name, str) or not name:

@@ -2,9 +2,9 @@
 
 Prints, per backend, dloss/dW computed directly, split at ``h`` by a
 vector-Jacobian product, and by the legacy elementwise product, and whether
-they agree (with the float32 tolerance of ``compat.testing``).
+they agree (with the float32 tolerance of ``tapeshift.compat.testing``).
 
-``--plot FILE.png`` also writes the gradient-flow chart (``compat.flow``): one PNG
+``--plot FILE.png`` also writes the gradient-flow chart (``tapeshift.compat.flow``): one PNG
 with two panels, the reference computation split at ``h`` and the multi-stage
 example split at every layer with its clip at ``h2``, one series per backend.
 """
@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compute() -> dict:
     """Run the reference computation; return the JSON-ready summary."""
-    from compat import BACKENDS, gradient, reference, split_gradient
-    from compat.testing import compare
+    from tapeshift.compat import BACKENDS, gradient, reference, split_gradient
+    from tapeshift.compat.testing import compare
 
     p, i = reference.params(), reference.inputs()
     out: dict = {"backends": {}}
@@ -61,7 +61,7 @@ def compute() -> dict:
 
 def flow_results() -> dict:
     """Per panel, per backend: the split results the ``--plot`` chart draws."""
-    from compat import BACKENDS, clip_by_norm, reference, split_gradient
+    from tapeshift.compat import BACKENDS, clip_by_norm, reference, split_gradient
 
     p, i = reference.params(), reference.inputs()
     mp, mi = reference.multistage_params(), reference.multistage_inputs()
@@ -83,14 +83,14 @@ def flow_results() -> dict:
 
 def plot(path):
     """Write the two-panel gradient-flow chart to ``path``; return the ``FlowChart``."""
-    from compat.flow import plot_flow_panels
+    from tapeshift.compat.flow import plot_flow_panels
 
     return plot_flow_panels(flow_results(), path)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
-        from compat.flow import require_matplotlib
+        from tapeshift.compat.flow import require_matplotlib
 
         try:
             require_matplotlib()  # fail before any computation when matplotlib is missing

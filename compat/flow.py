@@ -1,6 +1,6 @@
 """Gradient-flow inspection of a ``GradientResult``: a table, marks and a chart.
 
-    from compat.flow import flow_report, plot_flow
+    from tapeshift.compat.flow import flow_report, plot_flow
 
     r = split_gradient(model, params, inputs, cuts=["h1", "h2"], backend="tape")
     report = flow_report(r)
@@ -46,7 +46,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from compat.result import GradientResult
+from tapeshift.compat.result import GradientResult
 
 PLOT_HINT = (
     "the gradient-flow chart needs matplotlib. Install it with\n"

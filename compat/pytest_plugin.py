@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat.backends import BACKENDS
+from tapeshift.compat.backends import BACKENDS
 
 
 class BackendRunner:
@@ -26,17 +26,17 @@ class BackendRunner:
         return f"<tf_backend {self.name}>"
 
     def build(self, model, params, **options):
-        from compat.api import build
+        from tapeshift.compat.api import build
 
         return build(model, params, backend=self.name, **options)
 
     def gradient(self, model, params, inputs=None, **options):
-        from compat.api import gradient
+        from tapeshift.compat.api import gradient
 
         return gradient(model, params, inputs, backend=self.name, **options)
 
     def split_gradient(self, model, params, inputs=None, **options):
-        from compat.api import split_gradient
+        from tapeshift.compat.api import split_gradient
 
         return split_gradient(model, params, inputs, backend=self.name, **options)
 

@@ -6,7 +6,7 @@ differs between backends. Inside ``aligned_random(seed)``, the random ops that
 model code calls are replaced by their stateless counterparts. The key of each
 draw is ``[seed, n]``: ``n`` is the draw's position (0, 1, 2, ...) among the
 random calls of its forward run, counted by a counter that the forward run owns
-(``forward_run``, entered by ``compat.vjp.trace`` around the model call, so every
+(``forward_run``, entered by ``tapeshift.compat.vjp.trace`` around the model call, so every
 backend, every call and every ``tf.function`` trace starts its own count at 0).
 The same model code therefore draws the same numbers on every backend, and on
 every call. Draws made inside the block but outside any forward run (a net
@@ -39,7 +39,7 @@ import sys
 import threading
 from typing import Iterator
 
-from compat._tf import tensorflow
+from tapeshift.compat._tf import tensorflow
 
 _state = threading.local()
 
@@ -67,7 +67,7 @@ _RUN: contextvars.ContextVar["_Draws | None"] = contextvars.ContextVar(
 def forward_run() -> Iterator[None]:
     """Count the random draws made inside as one forward run, from 0.
 
-    ``compat.vjp.trace`` enters it around every model call. A run nested in
+    ``tapeshift.compat.vjp.trace`` enters it around every model call. A run nested in
     another has its own count; the outer run's count resumes after it.
     """
     token = _RUN.set(_Draws())

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from compat._tf import tensorflow
-from compat.cuts import cut
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.cuts import cut
 
 
 def params(dtype=np.float32) -> dict[str, np.ndarray]:

@@ -44,8 +44,8 @@ parameters:
 - **layer cuts**: every slim layer output is a cut named by the layer's scope
   (``"conv1"``, ``"conv1/BatchNorm"``, ``"pool1"``), so a split can pass through
   any layer without editing the net. ``compat.cut`` in the net works as well.
-- **dropout**: inside ``compat.testing.aligned_random(seed)`` slim's dropout draws
-  the same mask on every backend (``compat.random_alignment`` patches the
+- **dropout**: inside ``tapeshift.compat.testing.aligned_random(seed)`` slim's dropout draws
+  the same mask on every backend (``tapeshift.compat.random_alignment`` patches the
   dropout slim calls); with
   ``is_training=False`` it is the identity.
 
@@ -63,9 +63,9 @@ from typing import Any
 
 import numpy as np
 
-from compat._tf import tensorflow
-from compat.cuts import cut
-from compat.errors import CompatError
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.cuts import cut
+from tapeshift.compat.errors import CompatError
 
 
 class SlimModelError(CompatError):
@@ -87,7 +87,7 @@ def _slim():
         import tf_slim
     except ImportError as exc:  # pragma: no cover - exercised without tf-slim only
         raise CompatError(
-            "compat.slim needs tf-slim: pip install 'tapeshift[tf]' (or pip install tf-slim)"
+            "tapeshift.compat.slim needs tf-slim: pip install 'tapeshift[tf]' (or pip install tf-slim)"
         ) from exc
     return tf_slim
 
@@ -414,7 +414,7 @@ class SlimModel:
     # -- compat entry points ----------------------------------------------
     def build(self, *, backend: str = "tape", **options):
         """``compat.build(self.model, self.params, ...)`` with ``wrt`` defaulting to ``trainable``."""
-        from compat.api import build
+        from tapeshift.compat.api import build
 
         options.setdefault("wrt", self.trainable)
         return build(self.model, self.params, backend=backend, **options)
@@ -558,6 +558,6 @@ def _shape(shape) -> str:
 
 
 def _op_name(name: str) -> str:
-    from compat.backends.graph import _op_name as clean
+    from tapeshift.compat.backends.graph import _op_name as clean
 
     return clean(name)

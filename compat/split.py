@@ -21,16 +21,16 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from compat._tf import tensorflow
-from compat.errors import (
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.errors import (
     CutBypassError,
     CutError,
     LegacyShapeError,
     TransformError,
     UpstreamGradientError,
 )
-from compat.result import DIRECT, LEGACY, SPLIT, Bypass
-from compat.vjp import Forward
+from tapeshift.compat.result import DIRECT, LEGACY, SPLIT, Bypass
+from tapeshift.compat.vjp import Forward
 
 BYPASS_POLICIES = ("add", "raise", "drop")
 MODES = ("vjp", "legacy_elementwise")

@@ -101,7 +101,7 @@ def finite_difference(
 
 
 def _results(model, params, inputs, backend, **options):
-    from compat.api import GradientFunction
+    from tapeshift.compat.api import GradientFunction
 
     with GradientFunction(model, params, backend=backend, **options) as fn:
         return fn(inputs, options.get("upstream"))
@@ -136,7 +136,7 @@ def assert_backends_agree(model, params, inputs=None, *, backends=None, rtol=Non
     ``options`` are those of ``compat.build`` (``wrt``, ``cuts``, ``transforms``,
     ``mode``, ...). Returns the results by backend.
     """
-    from compat.backends import BACKENDS
+    from tapeshift.compat.backends import BACKENDS
 
     backends = tuple(backends or BACKENDS)
     results = {b: _results(model, params, inputs, b, **options) for b in backends}
@@ -170,7 +170,7 @@ def assert_matches_finite_differences(model, params, inputs=None, *, wrt=None, b
     graph backend with every parameter fed as an input, so one compiled graph
     serves all the perturbed evaluations.
     """
-    from compat.api import GradientFunction
+    from tapeshift.compat.api import GradientFunction
 
     rtol = FINITE_DIFFERENCE_TOLERANCE[0] if rtol is None else rtol
     atol = FINITE_DIFFERENCE_TOLERANCE[1] if atol is None else atol
@@ -191,7 +191,7 @@ def assert_matches_finite_differences(model, params, inputs=None, *, wrt=None, b
 
 
 def aligned_random(seed: int = 0):
-    """See ``compat.random_alignment.aligned_random``."""
-    from compat.random_alignment import aligned_random as _aligned
+    """See ``tapeshift.compat.random_alignment.aligned_random``."""
+    from tapeshift.compat.random_alignment import aligned_random as _aligned
 
     return _aligned(seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from compat._tf import tensorflow
+from tapeshift.compat._tf import tensorflow
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ Backends differ only in how they record and answer a query:
     graph     tf.gradients(y, xs, grad_ys=cotangent)
     tape      tape.gradient(y, xs, output_gradients=cotangent)
     function  the tape, traced by tf.function
-Direct and split gradients (``compat.split``) are built on ``pullback`` alone.
+Direct and split gradients (``tapeshift.compat.split``) are built on ``pullback`` alone.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from compat._tf import tensorflow
-from compat.cuts import CutRecord, Recorder
-from compat.random_alignment import forward_run
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.cuts import CutRecord, Recorder
+from tapeshift.compat.random_alignment import forward_run
 
 # query(y, xs, cotangent) -> list of gradients (None where unconnected)
 Query = Callable[[Any, Sequence[Any], Any], Sequence[Any]]
@@ -61,7 +61,7 @@ def trace(
 ) -> Forward:
     """Run ``model(params, inputs)`` under ``recorder`` and package the result.
 
-    The call is one forward run for ``compat.random_alignment``: its random
+    The call is one forward run for ``tapeshift.compat.random_alignment``: its random
     draws are counted from 0, whatever ran before.
     """
     tf = tensorflow()

@@ -9,8 +9,8 @@ without a transform equals the direct gradient, and what the clip changed.
 
 import numpy as np
 
-from compat import BACKENDS, build, clip_by_norm, reference
-from compat.testing import compare
+from tapeshift.compat import BACKENDS, build, clip_by_norm, reference
+from tapeshift.compat.testing import compare
 
 params = reference.multistage_params()
 inputs = reference.multistage_inputs()

@@ -1,7 +1,7 @@
 """A tf-slim CNN, unchanged legacy code, split at an intermediate layer on all backends.
 
 The net builds its own variables the TF1 way (conv2d, max_pool2d, batch_norm,
-flatten, fully_connected under arg_scope). ``compat.slim.SlimModel`` finds them
+flatten, fully_connected under arg_scope). ``tapeshift.compat.slim.SlimModel`` finds them
 once, then runs the same function on the TF1 graph backend, the TF2 tape and
 tf.function with the backend's variables. The script shows that the gradient
 split at the output of ``pool1`` equals the direct gradient on every backend,
@@ -16,9 +16,9 @@ import numpy as np
 import tensorflow as tf
 import tf_slim as slim
 
-from compat import BACKENDS
-from compat.slim import SlimModel
-from compat.testing import compare
+from tapeshift.compat import BACKENDS
+from tapeshift.compat.slim import SlimModel
+from tapeshift.compat.testing import compare
 
 # tf-slim's layers go through TF's deprecated Keras-1 layer classes, which say so
 warnings.filterwarnings("ignore", r"`(layer\.apply|tf\.layers\.flatten|layer\.updates)`",

@@ -5,8 +5,8 @@
 import numpy as np
 import tensorflow as tf
 
-from compat import cut
-from compat.testing import assert_close
+from tapeshift.compat import cut
+from tapeshift.compat.testing import assert_close
 
 params = {"W": np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)}
 inputs = {"x": np.array([[0.1, 0.2], [0.3, 0.4]], np.float32)}

@@ -16,6 +16,6 @@ except PackageNotFoundError:  # running from a checkout that is not installed
 
 
 def main(argv=None) -> int:
-    from migrate.cli import main as _main
+    from tapeshift.migrate.commands.cli import main as _main
 
     return _main(argv)

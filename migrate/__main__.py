@@ -1,8 +1,8 @@
-"""``python -m migrate`` is the ``tapeshift`` command line."""
+"""``python -m tapeshift.migrate`` is the ``tapeshift`` command line."""
 
 import sys
 
-from migrate.cli import main
+from tapeshift.migrate.commands.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,7 +2,7 @@
 
 import sys
 
-from migrate.cli import main
+from tapeshift.migrate.commands.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,10 +19,10 @@ def run(block_imports):
 
 
 def test_migrate_cli_runs_without_tensorflow(run):
-    p = run("from migrate.cli import main\nraise SystemExit(main(['--help']))")
+    p = run("from tapeshift.migrate.commands.cli import main\nraise SystemExit(main(['--help']))")
     assert p.returncode == 0, p.stderr
     assert "demo" in p.stdout
-    p = run("import migrate, migrate.cli, sys\n"
+    p = run("import tapeshift.migrate, tapeshift.migrate.commands.cli, sys\n"
             "assert not any(m.startswith('tensorflow') for m in sys.modules), 'tf imported'")
     assert p.returncode == 0, p.stderr
 
@@ -30,19 +30,19 @@ def test_migrate_cli_runs_without_tensorflow(run):
 def test_a_subcommand_imports_its_own_module_only(run):
     """`tapeshift migrate` does not load the demo's numpy (its thread pool would
     keep the tree runner from forking its workers); `tapeshift --help` lists all."""
-    p = run("import sys\nfrom migrate.cli import main\n"
+    p = run("import sys\nfrom tapeshift.migrate.commands.cli import main\n"
             "code = main(['migrate', '--check', 'examples/reference_tf2.py'])\n"
-            "from migrate.tree import os_threads\n"
-            "assert 'numpy' not in sys.modules and 'compat' not in sys.modules, 'demo loaded'\n"
+            "from tapeshift.migrate.engine.batch import os_threads\n"
+            "assert 'numpy' not in sys.modules and 'tapeshift.compat' not in sys.modules, 'demo loaded'\n"
             "assert os_threads() in (None, 1), os_threads()\n"
             "raise SystemExit(code)")
     assert p.returncode in (0, 1), p.stderr
-    p = run("from migrate.cli import main\nraise SystemExit(main(['--help']))")
+    p = run("from tapeshift.migrate.commands.cli import main\nraise SystemExit(main(['--help']))")
     assert p.returncode == 0 and all(c in p.stdout for c in ("demo", "migrate", "check", "verify"))
 
 
 def test_compat_imports_and_explains_how_to_install_tensorflow(run):
-    p = run("import compat\ncompat.gradient(lambda p, i: 0, {})")
+    p = run("from tapeshift import compat\ncompat.gradient(lambda p, i: 0, {})")
     assert p.returncode == 1
     assert "TensorFlowMissingError" in p.stderr
     assert "pip install 'tapeshift[tf]'" in p.stderr

@@ -17,4 +17,4 @@ BACKENDS = ("graph", "tape", "function")
 def get(name: str):
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
-    return importlib.import_module(f"compat.backends.{name}")
+    return importlib.import_module(f"tapeshift.compat.backends.{name}")

@@ -6,8 +6,8 @@ graph backend, and errors raised while tracing keep their own messages.
 
 from __future__ import annotations
 
-from compat._tf import tensorflow
-from compat.backends import tape
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.backends import tape
 
 
 class Compiled:

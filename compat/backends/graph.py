@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from compat._tf import tensorflow
-from compat.cuts import Recorder
-from compat.vjp import Forward, trace
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.cuts import Recorder
+from tapeshift.compat.vjp import Forward, trace
 
 
 def tracer(model, params, inputs, sources, cut_names) -> Forward:

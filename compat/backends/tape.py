@@ -7,9 +7,9 @@ only when a split queries it more than once, and is dropped after the call.
 
 from __future__ import annotations
 
-from compat._tf import tensorflow
-from compat.cuts import Recorder
-from compat.vjp import Forward, trace
+from tapeshift.compat._tf import tensorflow
+from tapeshift.compat.cuts import Recorder
+from tapeshift.compat.vjp import Forward, trace
 
 
 class _TapeRecorder(Recorder):

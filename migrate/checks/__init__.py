@@ -13,17 +13,17 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from migrate.checks import (
+from tapeshift.migrate.checks import (
     chain_rule,
     eager_gradients,
     override_map,
     split_bypass,
     tape_misuse,
 )
-from migrate.checks._facts import Facts
-from migrate.codemods._base import clear_tree_caches
-from migrate.findings import Finding, make_finding
-from migrate.screen import code_identifiers, identifiers
+from tapeshift.migrate.checks.facts import Facts
+from tapeshift.migrate.engine.rule import clear_tree_caches
+from tapeshift.migrate.engine.findings import Finding, make_finding
+from tapeshift.migrate.engine.screen import code_identifiers, identifiers
 
 RULES = (chain_rule, split_bypass, eager_gradients, tape_misuse, override_map)
 #: Every rule reads a gradient: ``tf.gradients`` (TF1), ``tape.gradient`` /

@@ -13,10 +13,10 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from migrate.checks._facts import Facts, Grad, Product
-from migrate.checks.codes import CHAIN_RULE
-from migrate.codemods._base import code_of, keyword_arg
-from migrate.findings import Finding, make_finding
+from tapeshift.migrate.checks.facts import Facts, Grad, Product
+from tapeshift.migrate.checks.codes import CHAIN_RULE
+from tapeshift.migrate.engine.rule import code_of, keyword_arg
+from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "elementwise product of dloss/dh and dh/dW -> vector-Jacobian product"
 CODE = CHAIN_RULE.code

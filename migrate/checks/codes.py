@@ -1,6 +1,6 @@
 """TS2xx: the codes of ``tapeshift check`` (registered in the one registry)."""
 
-from migrate.findings import CodeInfo, Severity, register
+from tapeshift.migrate.engine.findings import CodeInfo, Severity, register
 
 CHAIN_RULE = register(CodeInfo(
     code="TS201",
@@ -116,7 +116,7 @@ OVERRIDE_MAP_EAGER = register(CodeInfo(
         "(measured: [-3, -3] in a graph, [3, 3] under a tape).",
     example="with tf.compat.v1.get_default_graph().gradient_override_map({'Identity': 'Rev'}):\n"
             "    y = tf.identity(x)",
-    use_instead="`@tf.custom_gradient`, or `compat.custom_gradients.gradient_reversal`, "
+    use_instead="`@tf.custom_gradient`, or `tapeshift.compat.custom_gradients.gradient_reversal`, "
                 "which behave the same on graph and tape.",
     fix_safety="`tapeshift migrate` rewrites the registered gradient into "
                "`@tf.custom_gradient` where it can see both halves.",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import List
 
-from migrate.checks._facts import Facts
-from migrate.checks.codes import GRADIENTS_IN_EAGER
-from migrate.findings import Finding, make_finding
+from tapeshift.migrate.checks.facts import Facts
+from tapeshift.migrate.checks.codes import GRADIENTS_IN_EAGER
+from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "tf.gradients in eager code"
 CODE = GRADIENTS_IN_EAGER.code

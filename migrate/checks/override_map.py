@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import List
 
-from migrate.checks._facts import Facts
-from migrate.checks.codes import OVERRIDE_MAP_EAGER
-from migrate.findings import Finding, make_finding
+from tapeshift.migrate.checks.facts import Facts
+from tapeshift.migrate.checks.codes import OVERRIDE_MAP_EAGER
+from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "gradient_override_map in eager code"
 CODE = OVERRIDE_MAP_EAGER.code

@@ -10,11 +10,11 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from migrate.checks import chain_rule
-from migrate.checks._facts import Facts, Opaque, names_in
-from migrate.checks.codes import SPLIT_BYPASS
-from migrate.codemods._base import code_of
-from migrate.findings import Finding, make_finding
+from tapeshift.migrate.checks import chain_rule
+from tapeshift.migrate.checks.facts import Facts, Opaque, names_in
+from tapeshift.migrate.checks.codes import SPLIT_BYPASS
+from tapeshift.migrate.engine.rule import code_of
+from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "split gradient whose source bypasses the cut"
 CODE = SPLIT_BYPASS.code

@@ -10,9 +10,9 @@ from typing import List
 
 import libcst as cst
 
-from migrate.checks._facts import Facts
-from migrate.checks.codes import INSIDE_OWN_BLOCK, OUTSIDE_TAPE, TAPE_TWICE
-from migrate.findings import Finding, make_finding
+from tapeshift.migrate.checks.facts import Facts
+from tapeshift.migrate.checks.codes import INSIDE_OWN_BLOCK, OUTSIDE_TAPE, TAPE_TWICE
+from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "GradientTape reused, queried for an unrecorded tensor, or queried inside its block"
 

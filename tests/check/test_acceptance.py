@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from migrate._printed import printed_numbers
-from migrate.cli import main
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.legacy.printed import printed_numbers
+from tapeshift.migrate.commands.cli import main
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,13 +35,13 @@ def direct_and_split(values):
 def test_fixed_reference_split_equals_direct_on_tf1_and_tf2(tmp_path, capsys):
     script = tmp_path / "reference_tf1.py"
     shutil.copy(ROOT / "examples" / "reference_tf1.py", script)
-    before = direct_and_split(run(["-m", "migrate", "run-legacy", str(script)], tmp_path))
+    before = direct_and_split(run(["-m", "tapeshift", "run-legacy", str(script)], tmp_path))
     assert before[2] is False  # the elementwise product is not the chain rule
 
     assert main(["check", "--fix", "TS201", str(script)]) == 0
     assert "TS201" in capsys.readouterr().out
 
-    direct, split, close = direct_and_split(run(["-m", "migrate", "run-legacy", str(script)],
+    direct, split, close = direct_and_split(run(["-m", "tapeshift", "run-legacy", str(script)],
                                                 tmp_path))
     assert close is True
     np.testing.assert_allclose(split, direct, rtol=1e-5, atol=1e-6)  # float32

@@ -4,7 +4,7 @@ from textwrap import dedent
 
 import pytest
 
-from migrate.checks import check_source
+from tapeshift.migrate.checks import check_source
 
 
 def codes(src, fix=()):

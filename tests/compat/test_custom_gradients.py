@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import clip_by_norm, cut, gradient
-from compat.custom_gradients import (
+from tapeshift.compat import clip_by_norm, cut, gradient
+from tapeshift.compat.custom_gradients import (
     RULES,
     Rule,
     RuleError,
@@ -19,7 +19,7 @@ from compat.custom_gradients import (
     register,
     straight_through,
 )
-from compat.testing import assert_backends_agree, assert_close, assert_split_matches_direct
+from tapeshift.compat.testing import assert_backends_agree, assert_close, assert_split_matches_direct
 
 rng = np.random.default_rng(3)
 P = {"W": rng.normal(size=(3, 4)).astype(np.float32)}

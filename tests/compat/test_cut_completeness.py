@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import CutBypassError, cut, gradient, split_gradient
-from compat.testing import assert_close
+from tapeshift.compat import CutBypassError, cut, gradient, split_gradient
+from tapeshift.compat.testing import assert_close
 
 rng = np.random.default_rng(7)
 PARAMS = {
@@ -46,7 +46,7 @@ def legacy_chain(model, wrt):
         i = {k: tf.constant(v) for k, v in INPUTS.items()}
         marked = {}
 
-        import compat.cuts as cuts_mod
+        import tapeshift.compat.cuts as cuts_mod
 
         class Spy(cuts_mod.Recorder):
             def mark(self, name, tensor):

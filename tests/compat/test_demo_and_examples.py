@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from migrate.cli import main
+from tapeshift.migrate.commands.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

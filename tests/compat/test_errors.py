@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import (
+from tapeshift.compat import (
     CompatError,
     CutError,
     LegacyShapeError,

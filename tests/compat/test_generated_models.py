@@ -8,8 +8,8 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compat import BACKENDS, cut
-from compat.testing import (
+from tapeshift.compat import BACKENDS, cut
+from tapeshift.compat.testing import (
     FINITE_DIFFERENCE_TOLERANCE,
     assert_backends_agree,
     assert_close,

@@ -1,4 +1,4 @@
-"""Gradient-flow inspection (compat.flow): the table against numpy, JSON, the
+"""Gradient-flow inspection (tapeshift.compat.flow): the table against numpy, JSON, the
 vanishing/exploding marks, and the chart's plotted numbers against the table."""
 
 import json
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import compat.demo
-from compat import BACKENDS, cut, gradient, reference, split_gradient
-from compat.flow import (
+import tapeshift.compat.demo
+from tapeshift.compat import BACKENDS, cut, gradient, reference, split_gradient
+from tapeshift.compat.flow import (
     DEFAULT_THRESHOLDS,
     FlowReport,
     MatplotlibMissingError,
@@ -18,7 +18,7 @@ from compat.flow import (
     flow_report,
     plot_flow,
 )
-from migrate.cli import main
+from tapeshift.migrate.commands.cli import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
 P, I = reference.params(), reference.inputs()
@@ -198,8 +198,8 @@ def test_chart_without_matplotlib_names_the_extra(monkeypatch, tmp_path, capsys)
 
 def test_demo_plot_writes_both_panels(tmp_path, capsys, monkeypatch):
     charts = []
-    real_plot = compat.demo.plot
-    monkeypatch.setattr(compat.demo, "plot", lambda path: charts.append(real_plot(path)) or charts[-1])
+    real_plot = tapeshift.compat.demo.plot
+    monkeypatch.setattr(tapeshift.compat.demo, "plot", lambda path: charts.append(real_plot(path)) or charts[-1])
     path = tmp_path / "flow.png"
     assert main(["demo", "--plot", str(path)]) == 0
     out, err = capsys.readouterr()

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import cut
-from compat.testing import aligned_random, assert_backends_agree
+from tapeshift.compat import cut
+from tapeshift.compat.testing import aligned_random, assert_backends_agree
 
 pytest_plugins = ["pytester"]
 

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import build
-from compat.backends import BACKENDS
-from compat.cuts import Recorder
-from compat.random_alignment import forward_run
-from compat.testing import aligned_random, assert_close
-from compat.vjp import trace
+from tapeshift.compat import build
+from tapeshift.compat.backends import BACKENDS
+from tapeshift.compat.cuts import Recorder
+from tapeshift.compat.random_alignment import forward_run
+from tapeshift.compat.testing import aligned_random, assert_close
+from tapeshift.compat.vjp import trace
 
 SEED = 7
 RATE = 0.5

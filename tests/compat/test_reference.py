@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import gradient, reference, split_gradient
-from compat.testing import assert_close
+from tapeshift.compat import gradient, reference, split_gradient
+from tapeshift.compat.testing import assert_close
 
 
 def legacy_tf1_numbers():
@@ -57,7 +57,7 @@ def test_reference_matches_legacy_graph_and_numpy(tf_backend, legacy):
     assert (direct.mode, split.mode, elementwise.mode) == ("direct", "split", "legacy_elementwise")
     assert elementwise.legacy and not split.legacy
     assert "not the chain rule" in elementwise.notes[0]
-    # float32 tolerance: graph and eager reorder reductions differently (compat.testing)
+    # float32 tolerance: graph and eager reorder reductions differently (tapeshift.compat.testing)
     assert_close(direct.grads["W"], legacy["direct"], name="direct dloss/dW")
     assert_close(split.grads["W"], legacy["split"], name="split dloss/dW")
     assert_close(elementwise.grads["W"], legacy["legacy"], name="legacy elementwise")

@@ -1,4 +1,4 @@
-"""tf-slim models on the graph, tape and function backends through ``compat.slim``.
+"""tf-slim models on the graph, tape and function backends through ``tapeshift.compat.slim``.
 
 Oracles: the same slim net built plainly in a TF1 ``tf.Graph`` and differentiated
 with ``tf.gradients`` (as legacy code ran it, with the discovered initial values
@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 import tf_slim as slim
 
-from compat import CutError
-from compat.slim import SlimModel, SlimModelError, slim_fixes
-from compat.testing import (
+from tapeshift.compat import CutError
+from tapeshift.compat.slim import SlimModel, SlimModelError, slim_fixes
+from tapeshift.compat.testing import (
     aligned_random,
     assert_backends_agree,
     assert_close,

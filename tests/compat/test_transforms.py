@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compat import (
+from tapeshift.compat import (
     clip_by_norm,
     clip_by_value,
     cut,
@@ -17,7 +17,7 @@ from compat import (
     scale,
     split_gradient,
 )
-from compat.testing import assert_close
+from tapeshift.compat.testing import assert_close
 
 P, I = reference.params(), reference.inputs()
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from migrate import run_legacy
-from migrate._printed import printed_numbers
-from migrate.cli import main as cli_main
-from migrate.codemods.layers_compat_table import TF_KERAS_LEGACY_LAYERS
-from migrate.run_legacy import LegacyImports, LegacyLayersError, LegacyTensorFlow, legacy_layers
+from tapeshift.migrate.legacy import run_legacy
+from tapeshift.migrate.legacy.printed import printed_numbers
+from tapeshift.migrate.commands.cli import main as cli_main
+from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
+from tapeshift.migrate.legacy.run_legacy import LegacyImports, LegacyLayersError, LegacyTensorFlow, legacy_layers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "layers_tf1.py"

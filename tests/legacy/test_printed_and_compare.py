@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from migrate._printed import parse_printed, printed_numbers
-from migrate.verify import (
+from tapeshift.migrate.legacy.printed import parse_printed, printed_numbers
+from tapeshift.migrate.legacy.verify import (
     EXACT,
     TOLERANCES,
     ScriptRun,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from migrate import run_legacy
-from migrate._printed import printed_numbers
-from migrate.run_legacy import (
+from tapeshift.migrate.legacy import run_legacy
+from tapeshift.migrate.legacy.printed import printed_numbers
+from tapeshift.migrate.legacy.run_legacy import (
     CONTRIB_REPLACEMENTS,
     CONTRIB_TF_SLIM,
     ContribAttributeError,
@@ -206,7 +206,7 @@ def test_run_legacy_missing_script(capsys, tmp_path):
 
 
 def test_both_subcommands_are_wired_into_the_cli(capsys):
-    from migrate.cli import main
+    from tapeshift.migrate.commands.cli import main
 
     assert main(["run-legacy", "--help"]) == 0
     assert "tf.contrib.slim" in capsys.readouterr().out

@@ -2,7 +2,7 @@
 
 tf-slim 1.1.0's batch_norm fails on TF 2.21 as shipped (ops.Tensor is gone;
 4-D input with the default update collection asks for tf_keras); run-legacy
-applies compat.slim's fixes. Oracle: the same net through compat.slim on the
+applies tapeshift.compat.slim's fixes. Oracle: the same net through tapeshift.compat.slim on the
 graph backend, in this process."""
 
 import os
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from compat.slim import SlimModel
-from migrate._printed import printed_numbers
+from tapeshift.compat.slim import SlimModel
+from tapeshift.migrate.legacy.printed import printed_numbers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_slim_batch_norm_script_runs_and_matches_compat_slim(tmp_path):
                  "from tensorflow.contrib import slim"):
         script = tmp_path / "bn_tf1.py"
         script.write_text(SCRIPT.format(slim_import=form))
-        p = subprocess.run([sys.executable, "-m", "migrate", "run-legacy", str(script)],
+        p = subprocess.run([sys.executable, "-m", "tapeshift", "run-legacy", str(script)],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr[-2000:]
         [loss] = printed_numbers(p.stdout)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate.pipeline import migrate_source
-from migrate.verify import verify_sources
+from tapeshift.migrate.engine.pipeline import migrate_source
+from tapeshift.migrate.legacy.verify import verify_sources
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: example -> printed lines it must compare (one per training step at least)

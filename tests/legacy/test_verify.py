@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate import verify
-from migrate.verify import run_captured, verify_sources
+from tapeshift.migrate.legacy import verify
+from tapeshift.migrate.legacy.verify import run_captured, verify_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

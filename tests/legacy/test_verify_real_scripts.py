@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate import cli
-from migrate.verify import compare_runs, run_captured
+from tapeshift.migrate.commands import cli
+from tapeshift.migrate.legacy.verify import compare_runs, run_captured
 
 DATA = Path(__file__).resolve().parent / "data" / "real_scripts"
 SEED = 7

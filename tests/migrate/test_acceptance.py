@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from migrate.pipeline import migrate_source  # noqa: E402
+from tapeshift.migrate.engine.pipeline import migrate_source  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RTOL, ATOL = 1e-5, 1e-6
@@ -42,8 +42,8 @@ def _run(args, cwd):
 
 
 def run_legacy(script: Path, tmp_path: Path) -> str:
-    if (ROOT / "migrate" / "run_legacy.py").exists():
-        return _run(["-m", "migrate", "run-legacy", str(script)], ROOT)
+    if (ROOT / "migrate" / "legacy" / "run_legacy.py").exists():
+        return _run(["-m", "tapeshift", "run-legacy", str(script)], ROOT)
     # before run-legacy existed: the same TF1 semantics, by hand
     source = script.read_text().replace(
         "import tensorflow as tf",

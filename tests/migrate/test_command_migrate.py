@@ -4,7 +4,7 @@ import json
 import os
 import stat
 
-from migrate.cli import main
+from tapeshift.migrate.commands.cli import main
 
 CONVERTIBLE = (
     "import tensorflow as tf\n"
@@ -131,7 +131,7 @@ def test_python_dash_m_is_the_same_command(tmp_path):
     f = tmp_path / "a.py"
     f.write_text(CONVERTIBLE)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, "-m", "migrate", "migrate", "--check", str(f)],
+    proc = subprocess.run([sys.executable, "-m", "tapeshift", "migrate", "--check", str(f)],
                           cwd=root, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": root})
     assert proc.returncode == 1, proc.stderr

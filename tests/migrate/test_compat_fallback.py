@@ -2,7 +2,7 @@
 
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.compat_fallback import CompatFallback
+from tapeshift.migrate.rules.compat_fallback import CompatFallback
 
 
 class TestCompatFallback(CodemodTest):

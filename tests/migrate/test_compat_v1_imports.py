@@ -2,7 +2,7 @@
 
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.compat_v1_imports import CompatV1ToTF2Imports
+from tapeshift.migrate.rules.compat_v1_imports import CompatV1ToTF2Imports
 
 
 class TestCompatV1ToTF2Imports(CodemodTest):

@@ -5,9 +5,9 @@ from textwrap import dedent
 import pytest
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.contrib_slim import ContribToTfSlim
-from migrate.codemods.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.rules.contrib_slim import ContribToTfSlim
+from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 
 class TestContribToTfSlim(CodemodTest):

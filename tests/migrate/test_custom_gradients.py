@@ -7,15 +7,15 @@ import libcst as cst
 import pytest
 from libcst.codemod import CodemodContext, CodemodTest
 
-from migrate.codemods._base import findings_of
-from migrate.codemods.custom_gradients import CustomGradientsToTape
-from migrate.codemods.custom_gradients_ops import (
+from tapeshift.migrate.engine.rule import findings_of
+from tapeshift.migrate.rules.custom_gradients import CustomGradientsToTape
+from tapeshift.migrate.rules.custom_gradients_ops import (
     NEUTRAL,
     OVERRIDABLE,
     OVERRIDABLE_TYPES,
 )
-from migrate.findings import REGISTRY, Severity
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.engine.findings import REGISTRY, Severity
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -620,7 +620,7 @@ def test_example_migrates_to_the_committed_tf2_script(name):
 
 @pytest.mark.parametrize("name", PAIRS)
 def test_pipeline_alone_migrates_the_example(name):
-    from migrate import pipeline
+    from tapeshift.migrate.engine import pipeline
 
     assert CustomGradientsToTape in pipeline.PRE_TAPE_RULES
     legacy = EXAMPLES / f"{name}_tf1.py"
@@ -638,7 +638,7 @@ def test_pipeline_alone_migrates_the_example(name):
 ])
 def test_example_pair_verifies(name, gradients):
     pytest.importorskip("tensorflow")
-    from migrate.verify import verify_scripts
+    from tapeshift.migrate.legacy.verify import verify_scripts
 
     report = verify_scripts(EXAMPLES / f"{name}_tf1.py", EXAMPLES / f"{name}_tf2.py",
                             timeout=300)

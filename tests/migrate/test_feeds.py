@@ -29,9 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.feeds import FeedsToFunctions
-from migrate.pipeline import migrate_source
-from migrate.verify import verify_sources
+from tapeshift.migrate.rules.feeds import FeedsToFunctions
+from tapeshift.migrate.engine.pipeline import migrate_source
+from tapeshift.migrate.legacy.verify import verify_sources
 
 TIMEOUT = 300  # seconds per TensorFlow subprocess (the machine is shared and slow)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.findings import (
+from tapeshift.migrate.engine.findings import (
     REGISTRY,
     Severity,
     codes_markdown,
@@ -62,8 +62,8 @@ def test_finding_is_a_frozen_record():
 
 
 def test_migrate_runs_without_tensorflow():
-    code = ("import sys, migrate.pipeline, migrate.command_migrate;"
-            "r = migrate.pipeline.migrate_source(open('examples/reference_tf1.py').read());"
+    code = ("import sys, tapeshift.migrate.engine.pipeline, tapeshift.migrate.commands.migrate;"
+            "r = tapeshift.migrate.engine.pipeline.migrate_source(open('examples/reference_tf1.py').read());"
             "assert r.mode == 'tape';"
             "assert 'tensorflow' not in sys.modules, 'TensorFlow was imported'")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,

@@ -2,7 +2,7 @@
 
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.gradients import GradientsToTape
+from tapeshift.migrate.rules.gradients import GradientsToTape
 
 
 class TestGradients(CodemodTest):

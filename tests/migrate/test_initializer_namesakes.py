@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 
 def migrate(code: str):

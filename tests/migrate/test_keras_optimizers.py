@@ -1,6 +1,6 @@
 """--keras-optimizers: v1 optimizers mapped to Keras, and each number change reported.
 
-The verdicts in migrate/codemods/keras_optimizers.py (identical / rounding /
+The verdicts in migrate/rules/keras_optimizers.py (identical / rounding /
 a different rule) are measured here: each TF1 optimizer and the Keras one the
 codemod writes for it train the same model side by side.
 """
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from libcst.codemod import CodemodContext, CodemodTest
 
-from migrate.codemods._base import SCRATCH_SHARED, findings_of
-from migrate.codemods.keras_optimizers import MAPPINGS, OPTION, V1OptimizersToKeras
+from tapeshift.migrate.engine.rule import SCRATCH_SHARED, findings_of
+from tapeshift.migrate.rules.keras_optimizers import MAPPINGS, OPTION, V1OptimizersToKeras
 
 
 def _context(enabled=True):

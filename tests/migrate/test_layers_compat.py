@@ -10,11 +10,11 @@ from textwrap import dedent
 import pytest
 from libcst.codemod import CodemodTest
 
-from migrate import screen
-from migrate.codemods.layers_compat import LayersToTfKeras
-from migrate.codemods.layers_compat_table import LEGACY_LAYERS, TF_KERAS_LEGACY_LAYERS
-from migrate.findings import REGISTRY, Severity
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.engine import screen
+from tapeshift.migrate.rules.layers_compat import LayersToTfKeras
+from tapeshift.migrate.rules.layers_compat_table import LEGACY_LAYERS, TF_KERAS_LEGACY_LAYERS
+from tapeshift.migrate.engine.findings import REGISTRY, Severity
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT = f"import {TF_KERAS_LEGACY_LAYERS} as tf_layers"
@@ -233,8 +233,8 @@ def test_a_file_whose_only_tensorflow_import_is_layers_still_disables_v2_behavio
     "FAST_NAMES",       # qualified names from LibCST's scope analysis only
 ])
 def test_the_pipeline_shortcuts_change_nothing(switch, monkeypatch):
-    from migrate import pipeline
-    from migrate.codemods import _base
+    from tapeshift.migrate.engine import pipeline
+    from tapeshift.migrate.engine import rule as _base
 
     sources = [(ROOT / "examples" / "layers_tf1.py").read_text(), dedent(LEGACY),
                "from tensorflow import nn, layers as L\nh = L.dense(nn.relu(x), 3)\n"]
@@ -267,7 +267,7 @@ def test_the_codemod_imports_without_tensorflow(tmp_path, block_imports):
     # tensorflow and tf_keras refused, then the codemod on a file
     probe = block_imports("tensorflow", "tf_keras", "keras") + dedent(f"""\
         sys.path.insert(0, {str(ROOT)!r})
-        from migrate.pipeline import migrate_source
+        from tapeshift.migrate.engine.pipeline import migrate_source
         r = migrate_source("import tensorflow as tf\\nh = tf.layers.dense(x, 3)\\n", mode="compat")
         print(r.output)
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "tf_keras")))

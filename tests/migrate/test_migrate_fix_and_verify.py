@@ -5,9 +5,9 @@ import json
 import shutil
 from pathlib import Path
 
-from migrate.cli import main
-from migrate.command_migrate import runs_as_script
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.commands.cli import main
+from tapeshift.migrate.commands.migrate import runs_as_script
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "examples" / "reference_tf1.py"

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from migrate.cli import main
+from tapeshift.migrate.commands.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY = (ROOT / "examples" / "reference_tf1.py").read_text()

@@ -4,8 +4,8 @@ import textwrap
 
 import pytest
 
-from migrate.findings import Severity
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.engine.findings import Severity
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 
 def _src(text: str) -> str:
@@ -111,7 +111,7 @@ def test_python2_that_libcst_accepts_is_bad_input_not_an_internal_error():
 
 
 def test_an_internal_error_is_an_error_in_the_report(monkeypatch):
-    from migrate.codemods.session import SessionToEager
+    from tapeshift.migrate.rules.session import SessionToEager
 
     def boom(self, node):
         raise RuntimeError("boom")

@@ -2,9 +2,9 @@
 
 import textwrap
 
-from migrate.findings import Change
-from migrate.pipeline import migrate_source
-from migrate.positions import LineMap
+from tapeshift.migrate.engine.findings import Change
+from tapeshift.migrate.engine.pipeline import migrate_source
+from tapeshift.migrate.engine.positions import LineMap
 
 
 def test_kept_moved_and_written_lines_map_back():

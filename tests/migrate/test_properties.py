@@ -11,8 +11,8 @@ import textwrap
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate.codemods.renames import EAGER_COMPAT
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.rules.renames import EAGER_COMPAT
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 HEADERS = [
     "import numpy as np\nimport tensorflow as tf\n",

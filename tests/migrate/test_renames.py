@@ -2,7 +2,7 @@
 
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.renames import RenameTF1Names
+from tapeshift.migrate.rules.renames import RenameTF1Names
 
 
 class TestRenames(CodemodTest):

@@ -2,7 +2,7 @@
 
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.session import SessionToEager
+from tapeshift.migrate.rules.session import SessionToEager
 
 
 class TestSession(CodemodTest):

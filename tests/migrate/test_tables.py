@@ -10,10 +10,10 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from migrate.codemods.compat_v1_imports import BEHAVIOUR_SWITCHES  # noqa: E402
-from migrate.codemods.renames import CASTS, RENAMES  # noqa: E402
-from migrate.codemods.session import INITIALIZERS, PLACEHOLDERS, SESSIONS  # noqa: E402
-from migrate.codemods.tf1_only_table import TF1_ONLY  # noqa: E402
+from tapeshift.migrate.rules.compat_v1_imports import BEHAVIOUR_SWITCHES  # noqa: E402
+from tapeshift.migrate.rules.renames import CASTS, RENAMES  # noqa: E402
+from tapeshift.migrate.rules.session import INITIALIZERS, PLACEHOLDERS, SESSIONS  # noqa: E402
+from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY  # noqa: E402
 
 
 def _resolve(root, dotted):
@@ -80,8 +80,8 @@ def test_tf1_only_table_matches_installed_tensorflow():
 
 # -- the TS109 audit (issue #17) ------------------------------------------------
 
-from migrate.codemods.renames import AUDITED_EAGER_COMPAT, IDENTICAL, SEEDED_INITIALIZERS  # noqa: E402
-from migrate.codemods.tf1_only import HANDLED, tf1_only  # noqa: E402
+from tapeshift.migrate.rules.renames import AUDITED_EAGER_COMPAT, IDENTICAL, SEEDED_INITIALIZERS  # noqa: E402
+from tapeshift.migrate.rules.tf1_only import HANDLED, tf1_only  # noqa: E402
 
 
 @pytest.mark.parametrize("old", sorted(IDENTICAL))

@@ -1,6 +1,6 @@
 """The TS109 audit (issue #17): renamed and kept names compute TF1's numbers eagerly.
 
-Each group of the audit (``migrate.codemods.renames``: ``IDENTICAL`` renames,
+Each group of the audit (``tapeshift.migrate.rules.renames``: ``IDENTICAL`` renames,
 ``AUDITED_EAGER_COMPAT`` names kept as ``tf.compat.v1``) is run twice here: in a
 TF1 graph through a ``tf.compat.v1.Session``, and eagerly under its tape-form
 spelling. Deterministic ones must give the same values; the seeded-random
@@ -17,9 +17,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from migrate.codemods.renames import AUDITED_EAGER_COMPAT, IDENTICAL  # noqa: E402
-from migrate.pipeline import migrate_source  # noqa: E402
-from migrate.verify import verify_sources  # noqa: E402
+from tapeshift.migrate.rules.renames import AUDITED_EAGER_COMPAT, IDENTICAL  # noqa: E402
+from tapeshift.migrate.engine.pipeline import migrate_source  # noqa: E402
+from tapeshift.migrate.legacy.verify import verify_sources  # noqa: E402
 
 v1 = tf.compat.v1
 

@@ -3,10 +3,10 @@ and what stays TF1-only is documented in docs/codes.md. Needs no TensorFlow."""
 
 import re
 
-from migrate.codemods.renames import AUDITED_EAGER_COMPAT, IDENTICAL, RENAMES
-from migrate.codemods.tf1_only import HANDLED, TRULY_TF1_ONLY, tf1_only, truly_tf1_only_group
-from migrate.codemods.tf1_only_table import TF1_ONLY
-from migrate.findings import REGISTRY
+from tapeshift.migrate.rules.renames import AUDITED_EAGER_COMPAT, IDENTICAL, RENAMES
+from tapeshift.migrate.rules.tf1_only import HANDLED, TRULY_TF1_ONLY, tf1_only, truly_tf1_only_group
+from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
+from tapeshift.migrate.engine.findings import REGISTRY
 
 
 def _converted(name):
@@ -65,8 +65,8 @@ def test_codes_md_lists_every_pattern_that_stays_tf1_only():
 
 def test_pipeline_seeded_v1_initializer_blocks_tape_form_unseeded_does_not():
     """The file spells no other TF1-only name: the screen must still run the check."""
-    from migrate import pipeline
-    from migrate.pipeline import migrate_source
+    from tapeshift.migrate.engine import pipeline
+    from tapeshift.migrate.engine.pipeline import migrate_source
 
     seeded = ("import tensorflow as tf\n"
               "W = tf.Variable(tf.truncated_normal_initializer(stddev=0.1, seed=1)([2, 3]))\n"
@@ -88,7 +88,7 @@ def test_pipeline_seeded_v1_initializer_blocks_tape_form_unseeded_does_not():
 
 
 def test_pipeline_compat_v1_import_keeps_v1_logging_in_tape_form():
-    from migrate.pipeline import migrate_source
+    from tapeshift.migrate.engine.pipeline import migrate_source
 
     source = ("import tensorflow.compat.v1 as tf\n"
               "tf.logging.warning('start')\n"

@@ -2,7 +2,7 @@
 
 from libcst.codemod import CodemodTest
 
-from migrate.codemods.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
+from tapeshift.migrate.rules.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
 
 
 def test_prefix_lookup():

@@ -1,8 +1,8 @@
-"""migrate.cache: keys, atomic JSON entries, corruption tolerated."""
+"""tapeshift.migrate.fileio.cache: keys, atomic JSON entries, corruption tolerated."""
 
 import json
 
-from migrate.cache import Cache, cache_key, decode_bytes, encode_bytes
+from tapeshift.migrate.fileio.cache import Cache, cache_key, decode_bytes, encode_bytes
 
 
 def test_key_depends_on_bytes_kind_mode_and_options():

@@ -1,8 +1,8 @@
-"""migrate.encoding: bytes -> text -> the same bytes, for every way a file is stored."""
+"""tapeshift.migrate.fileio.encoding: bytes -> text -> the same bytes, for every way a file is stored."""
 
 import pytest
 
-from migrate.encoding import (BOM, SourceDecodeError, SourceEncoding, decode_source,
+from tapeshift.migrate.fileio.encoding import (BOM, SourceDecodeError, SourceEncoding, decode_source,
                               encode_source, same_encoding)
 
 ROUND_TRIP = {

@@ -1,5 +1,5 @@
 """Issue 7, item 2, end to end: a small tree with every awkward kind of file,
-discovered with migrate.files, migrated with migrate.tree on 2 workers,
+discovered with tapeshift.migrate.fileio.files, migrated with tapeshift.migrate.engine.batch on 2 workers,
 written back in place, then migrated again."""
 
 import json
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from migrate.cache import Cache
-from migrate.encoding import BOM
-from migrate.files import discover
-from migrate.tree import migrate_files, write_output
+from tapeshift.migrate.fileio.cache import Cache
+from tapeshift.migrate.fileio.encoding import BOM
+from tapeshift.migrate.fileio.files import discover
+from tapeshift.migrate.engine.batch import migrate_files, write_output
 
 TF1 = ("import tensorflow as tf\n"
        "x = tf.constant(2.0)\n"

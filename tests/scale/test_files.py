@@ -1,4 +1,4 @@
-"""migrate.files: discovery (globs, .gitignore, symlinks) and atomic writes."""
+"""tapeshift.migrate.fileio.files: discovery (globs, .gitignore, symlinks) and atomic writes."""
 
 import os
 import shutil
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate import files
-from migrate.files import Pattern, atomic_write, atomic_write_bytes, discover, parse_patterns
+from tapeshift.migrate.fileio import files
+from tapeshift.migrate.fileio.files import Pattern, atomic_write, atomic_write_bytes, discover, parse_patterns
 
 
 def make(root: Path, rel: str, text: str = "x = 1\n") -> Path:

@@ -12,8 +12,8 @@ import textwrap
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from migrate.encoding import BOM
-from migrate.tree import process_file
+from tapeshift.migrate.fileio.encoding import BOM
+from tapeshift.migrate.engine.batch import process_file
 
 try:
     import hypothesmith

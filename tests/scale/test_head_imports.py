@@ -7,8 +7,8 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from migrate import pipeline
-from migrate.codemods._base import TapeshiftCodemod, add_imports_at_head
+from tapeshift.migrate.engine import pipeline
+from tapeshift.migrate.engine.rule import TapeshiftCodemod, add_imports_at_head
 
 HEADS = [
     "",

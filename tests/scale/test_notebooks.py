@@ -1,12 +1,12 @@
-"""migrate.notebooks: cell by cell, magics kept, JSON formatting kept."""
+"""tapeshift.migrate.fileio.notebooks: cell by cell, magics kept, JSON formatting kept."""
 
 import json
 
 import pytest
 
-from migrate.notebooks import (NotebookError, cell_sources, find_format, mask_magics,
+from tapeshift.migrate.fileio.notebooks import (NotebookError, cell_sources, find_format, mask_magics,
                                migrate_notebook, unmask_magics)
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 TF1_CELL = ("import tensorflow as tf\n"
             "x = tf.constant(2.0)\n"

@@ -1,4 +1,4 @@
-"""migrate.codemods._names: TensorFlow names from the imports alone, only where that is LibCST's answer.
+"""tapeshift.migrate.engine.toolkit.names: TensorFlow names from the imports alone, only where that is LibCST's answer.
 
 Each program is compared node by node with LibCST's QualifiedNameProvider
 (TensorFlow and tf-slim names), and the test says whether the import-only
@@ -11,9 +11,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from migrate.codemods._names import PACKAGES, import_qualified_names
-from migrate.codemods._starts import StartPositions
-from migrate.pipeline import migrate_source
+from tapeshift.migrate.engine.toolkit.names import PACKAGES, import_qualified_names
+from tapeshift.migrate.engine.toolkit.starts import StartPositions
+from tapeshift.migrate.engine.pipeline import migrate_source
 
 FAST = {
     "plain alias": "import tensorflow as tf\nx = tf.gradients(y, [w])\n",
@@ -106,7 +106,7 @@ def test_nodes_not_in_the_tree_and_in_imports_are_empty():
 
 
 def test_migration_is_the_same_either_way(monkeypatch):
-    from migrate.codemods import _base
+    from tapeshift.migrate.engine import rule as _base
 
     source = FAST["used in scopes"] + dedent("""\
         with tf.Session() as sess:

@@ -1,8 +1,8 @@
 """The pipeline's shortcuts change no output.
 
-``migrate.pipeline`` shares one parse and one metadata resolution between the
+``tapeshift.migrate.engine.pipeline`` shares one parse and one metadata resolution between the
 check analysis and the rules, remembers what a rule gave on a tree, and skips
-rules on files that spell none of the names they act on (``migrate.screen``).
+rules on files that spell none of the names they act on (``tapeshift.migrate.engine.screen``).
 These tests hold it to the reference (``pipeline.OPTIMIZED = False``: every
 rule run as LibCST runs a codemod on its own) on the examples, the test data
 and every TensorFlow program written in the tests, and check each screen
@@ -20,13 +20,15 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
-from migrate import checks, pipeline, screen
-from migrate.checks._facts import Facts
-from migrate.codemods import _base as base
-from migrate.codemods._base import SCRATCH_SHARED, TapeshiftCodemod, qualified_names
-from migrate.codemods._names import PACKAGES, import_qualified_names
-from migrate.codemods._starts import StartPositions
-from migrate.codemods.tf1_only_table import TF1_ONLY
+from tapeshift.migrate import checks
+
+from tapeshift.migrate.engine import pipeline, screen
+from tapeshift.migrate.checks.facts import Facts
+from tapeshift.migrate.engine import rule as base
+from tapeshift.migrate.engine.rule import SCRATCH_SHARED, TapeshiftCodemod, qualified_names
+from tapeshift.migrate.engine.toolkit.names import PACKAGES, import_qualified_names
+from tapeshift.migrate.engine.toolkit.starts import StartPositions
+from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_RULES = tuple(dict.fromkeys((*pipeline.PRE_TAPE_RULES, *pipeline.TAPE_RULES,
@@ -184,9 +186,9 @@ def test_a_screened_rule_acts_only_where_its_names_are_spelled():
 
 
 def test_screen_names_come_from_the_rule_tables():
-    from migrate.codemods import feeds, renames, tf1_only
-    from migrate.codemods.compat_v1_imports import BEHAVIOUR_SWITCHES, CompatV1ToTF2Imports
-    from migrate.codemods.keras_optimizers import MAPPINGS
+    from tapeshift.migrate.rules import feeds, renames, tf1_only
+    from tapeshift.migrate.rules.compat_v1_imports import BEHAVIOUR_SWITCHES, CompatV1ToTF2Imports
+    from tapeshift.migrate.rules.keras_optimizers import MAPPINGS
 
     def last(name):
         return name.rpartition(".")[2]

@@ -1,4 +1,4 @@
-"""migrate.codemods._starts.StartPositions gives PositionProvider's ``.start`` for every node.
+"""tapeshift.migrate.engine.toolkit.starts.StartPositions gives PositionProvider's ``.start`` for every node.
 
 Rules name the line and column of the nodes they report from this cheaper
 print; the pipeline's findings must not move. Compared node by node on the
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from migrate.codemods._starts import StartPositions
+from tapeshift.migrate.engine.toolkit.starts import StartPositions
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tests").rglob("*.py"))[:40]
@@ -99,7 +99,7 @@ class EveryThirdStatement(cst.CSTTransformer):
 
 
 def assert_spliced_code_is_the_print(source: str) -> None:
-    from migrate.codemods._walk import transform_module
+    from tapeshift.migrate.engine.toolkit.walk import transform_module
 
     module = cst.parse_module(source)
     starts = StartPositions(module)
@@ -133,9 +133,9 @@ def test_a_module_with_other_defaults_is_printed_whole():
 def test_a_module_is_reported_where_it_starts_without_a_print():
     """A finding on the whole file (TS118) names 1:1, PositionProvider's start
     of a module, and needs no print of the file."""
-    from migrate.codemods import _base
-    from migrate.pipeline import _Runner, _Tree
-    from migrate.codemods.contrib_slim import ContribToTfSlim
+    from tapeshift.migrate.engine import rule as _base
+    from tapeshift.migrate.engine.pipeline import _Runner, _Tree
+    from tapeshift.migrate.rules.contrib_slim import ContribToTfSlim
 
     source = "\n\n# leading comment\nimport tf_slim as slim\nnet = slim.fully_connected(x, 2)\n"
     module = cst.parse_module(source)

@@ -1,4 +1,4 @@
-"""migrate.tree: process_file, run_tree, Progress, migrate_files with the cache."""
+"""tapeshift.migrate.engine.batch: process_file, run_tree, Progress, migrate_files with the cache."""
 
 import io
 import os
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate.cache import Cache
-from migrate.tree import (FileRecord, Progress, crash_record, migrate_files, process_file,
+from tapeshift.migrate.fileio.cache import Cache
+from tapeshift.migrate.engine.batch import (FileRecord, Progress, crash_record, migrate_files, process_file,
                           record_from_cache, record_to_cache, run_tree, write_output)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +123,7 @@ def test_no_progress_in_ci_or_on_a_dumb_terminal(monkeypatch, env):
 
 
 def test_a_run_without_a_bar_does_not_import_tqdm():
-    code = ("import sys; from migrate.tree import Progress; p = Progress(5); p.advance(5); p.close(); "
+    code = ("import sys; from tapeshift.migrate.engine.batch import Progress; p = Progress(5); p.advance(5); p.close(); "
             "sys.exit('tqdm' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -196,7 +196,7 @@ def test_submission_order_does_not_change_result_order():
 # (TensorFlow's), so the start method is tested in one.
 START_METHOD = """
 import sys, threading
-from migrate.tree import _mp_context, os_threads, run_tree
+from tapeshift.migrate.engine.batch import _mp_context, os_threads, run_tree
 if sys.argv[1] == "thread":
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
@@ -232,7 +232,7 @@ def test_a_file_is_migrated_with_the_cycle_collector_paused(tmp_path, monkeypatc
     p = tmp_path / "a.py"
     p.write_text(TF1)
     seen = []
-    import migrate.pipeline as pipeline
+    import tapeshift.migrate.engine.pipeline as pipeline
 
     real = pipeline.migrate_source
 

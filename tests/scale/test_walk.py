@@ -1,4 +1,4 @@
-"""migrate.codemods._walk gives LibCST's children, in LibCST's visiting order.
+"""tapeshift.migrate.engine.toolkit.walk gives LibCST's children, in LibCST's visiting order.
 
 The rules' analyses read trees through it; a child missed or out of order
 would change what they find. Compared node by node with ``node.children``
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate.codemods._walk import children, instance_test, nodes, transform_module, walk
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, transform_module, walk
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = [f for f in (sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate").rglob("*.py"))
@@ -96,7 +96,7 @@ def test_prune_skips_a_subtree_but_not_the_node():
 def test_a_field_visited_only_when_set_is_learnt_when_first_set(monkeypatch):
     """LibCST visits ``format_spec`` of an f-string part only when it is set:
     learnt from a part without one first, the children of one with it are whole."""
-    from migrate.codemods import _walk
+    from tapeshift.migrate.engine.toolkit import walk as _walk
 
     monkeypatch.setattr(_walk, "_FIELDS", {})  # nothing learnt yet
     module = cst.parse_module('a = f"{x}"\nb = f"{y!r:>{w}}"\nc = f"{z}"\n')
@@ -120,7 +120,7 @@ def test_a_new_node_gets_its_children_too():
 ], ids=repr)
 def test_instance_test_answers_as_isinstance(classes):
     test = instance_test(classes)
-    module = cst.parse_module((ROOT / "migrate" / "pipeline.py").read_text() + "".join(AWKWARD))
+    module = cst.parse_module((ROOT / "migrate" / "engine" / "pipeline.py").read_text() + "".join(AWKWARD))
     values = list(nodes(module)) + [None, cst.MaybeSentinel.DEFAULT, cst.RemoveFromParent(),
                                     "x", (), []]
     for value in values + values:  # the second time from what it remembers

@@ -1,0 +1,570 @@
+"""Migrate many files: one per-file job, run on worker processes, with a cache.
+
+Three layers, each usable alone:
+
+:func:`process_file`
+    One file, start to finish, without writing anything: decode (PEP 263
+    cookie, BOM, line endings: :mod:`tapeshift.migrate.fileio.encoding`), migrate (a ``.py``
+    file through :func:`tapeshift.migrate.engine.pipeline.migrate_source`, a ``.ipynb`` cell by
+    cell through :mod:`tapeshift.migrate.fileio.notebooks`), encode back the way the file was
+    stored, and check the bytes to be written (they compile, they still declare
+    the file's encoding). Returns a picklable :class:`FileRecord`. Whatever
+    goes wrong becomes an error record, never an exception.
+
+:func:`run_tree`
+    Any picklable per-item job over a list of items, on a
+    ``ProcessPoolExecutor`` with ``jobs`` workers (``jobs=1``: in this
+    process). Results come back in input order. A job that raises, or a worker
+    that dies, gives that item's crash record and the run goes on. Ctrl-C
+    cancels what has not started, stops the workers and re-raises
+    ``KeyboardInterrupt`` in the caller; workers never write files, so nothing
+    is left half written.
+
+:func:`migrate_files`
+    :func:`process_file` over files via :func:`run_tree`, with a
+    :class:`tapeshift.migrate.fileio.cache.Cache` consulted in this process first (a rerun over
+    unchanged files starts no worker at all).
+
+Writing stays with the caller: :func:`write_output` (atomic, keeps the mode).
+Nothing here prints, except :class:`Progress` (:mod:`tapeshift.migrate.fileio.progress`), a
+tqdm bar on stderr when stderr is a terminal, outside CI, and the caller did
+not ask for quiet.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import gc
+import importlib
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple,
+                    TypeVar)
+
+from tapeshift.migrate.fileio.cache import Cache, cache_key, decode_bytes, encode_bytes
+from tapeshift.migrate.fileio.encoding import (BOM, SourceDecodeError, SourceEncoding, decode_source,
+                              encode_source, same_encoding)
+from tapeshift.migrate.fileio.files import atomic_write_bytes
+from tapeshift.migrate.engine.findings import Change, Finding, Severity, make_finding
+from tapeshift.migrate.engine.python_syntax import compile_quietly
+from tapeshift.migrate.fileio.progress import Progress  # noqa: F401 (tapeshift.migrate.engine.batch.Progress, as before)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def default_jobs() -> int:
+    """The number of CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# --------------------------------------------------------------------------
+# records
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileRecord:
+    """What happened to one file. Same shape as ``MigrationResult`` (``path``,
+    ``source``, ``output``, ``mode``, ``findings``, ``changes``, ``changed``,
+    ``error``), so report code takes either, plus what a writer needs."""
+
+    path: str
+    #: "python" or "notebook"
+    kind: str
+    #: The file's text as decoded (BOM removed, line endings kept); "" when unreadable.
+    source: str
+    #: The migrated text; equal to ``source`` unless the file is to be rewritten.
+    output: str
+    #: "tape", "compat", "unchanged" or "error" (the file must not be written).
+    mode: str
+    findings: Tuple[Finding, ...] = ()
+    changes: Tuple[Change, ...] = ()
+    #: The exact bytes to write when ``changed``; None otherwise.
+    output_bytes: Optional[bytes] = None
+    #: Why the file is an error, in one line naming the file (None otherwise).
+    message: Optional[str] = None
+    #: With ``check_idempotent``: did migrating the output change nothing?
+    idempotent: Optional[bool] = None
+    #: The record came from the cache.
+    cached: bool = False
+    #: False for failures that depend on the run, not the bytes (I/O, crashes).
+    cacheable: bool = True
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return self.output_bytes is not None
+
+    @property
+    def error(self) -> bool:
+        return self.mode == "error"
+
+
+def _kind_of(path: str) -> str:
+    return "notebook" if path.endswith(NOTEBOOK_SUFFIX) else "python"
+
+
+def error_record(path: str, code: str, message: str, source: str = "", kind: Optional[str] = None,
+                 findings: Sequence[Finding] = (), cacheable: bool = True) -> FileRecord:
+    """An error record whose finding (``code``: TS100 input, TS114 tapeshift) says why."""
+    finding = make_finding(code, path, 1, 1, message)
+    return FileRecord(path, kind or _kind_of(path), source, source, "error",
+                      (*findings, finding), (), None, f"{path}: {message}", cacheable=cacheable)
+
+
+def crash_record(path: Any, exc: BaseException) -> FileRecord:
+    """The record of a file whose job raised or whose worker process died."""
+    what = ("the worker process died" if isinstance(exc, cf.process.BrokenProcessPool)
+            else f"{type(exc).__name__}: {exc}")
+    return error_record(str(path), "TS114", f"internal error, file left untouched: {what}",
+                        cacheable=False)
+
+
+# --------------------------------------------------------------------------
+# one file
+# --------------------------------------------------------------------------
+def _compiles(data: bytes, path: str) -> Optional[str]:
+    try:
+        compile_quietly(data, path)
+    except (SyntaxError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except (RecursionError, MemoryError) as exc:  # pragma: no cover - pathological input
+        return f"{type(exc).__name__}"
+    return None
+
+
+def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_idempotent: bool,
+                    started: float, fix: Sequence[str] = (),
+                    options: Sequence[str] = ()) -> FileRecord:
+    from tapeshift.migrate.engine.pipeline import migrate_source
+
+    result = migrate_source(text, path, mode, fix=fix, options=options)
+    if result.mode == "error" or result.output == text:
+        mode_out = "error" if result.mode == "error" else "unchanged"
+        msg = None
+        if mode_out == "error":
+            msg = "; ".join(f"{f.location()}: {f.message}" for f in result.findings
+                            if f.severity is Severity.ERROR) or f"{path}: not migrated"
+        return FileRecord(path, "python", text, text, mode_out, result.findings, result.changes,
+                          None, msg, None if not check_idempotent else True,
+                          seconds=time.perf_counter() - started)
+    try:
+        data = encode_source(result.output, enc)
+    except UnicodeEncodeError as exc:
+        return error_record(path, "TS114", f"the migrated text cannot be stored as {enc.codec} "
+                            f"({exc.reason}); file left untouched", text, "python", result.findings)
+    if not same_encoding(data, enc):
+        return error_record(path, "TS114", "the migration would move or drop the file's "
+                            "encoding declaration; file left untouched", text, "python",
+                            result.findings)
+    problem = _compiles(data, path)
+    if problem:
+        return error_record(path, "TS114", f"the migrated file does not compile ({problem}); "
+                            f"file left untouched", text, "python", result.findings)
+    idem = None
+    if check_idempotent:
+        again = migrate_source(result.output, path, mode, fix=fix, options=options)
+        idem = again.output == result.output
+    return FileRecord(path, "python", text, result.output, result.mode, result.findings,
+                      result.changes, data, None, idem, seconds=time.perf_counter() - started)
+
+
+def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
+                started: float, fix: Sequence[str] = (),
+                options: Sequence[str] = ()) -> FileRecord:
+    from tapeshift.migrate.fileio.notebooks import NotebookError, cell_sources, migrate_notebook
+    from tapeshift.migrate.engine.pipeline import migrate_source
+
+    bom = data.startswith(BOM)
+    try:
+        raw = data[len(BOM):].decode("utf-8") if bom else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return error_record(path, "TS100", f"cannot decode: a notebook must be UTF-8 ({exc.reason} "
+                            f"at offset {exc.start}); file left untouched", kind="notebook")
+    crlf = "\r\n" in raw and "\n" not in raw.replace("\r\n", "")
+    text = raw.replace("\r\n", "\n") if crlf else raw
+    enc = SourceEncoding("utf-8", bom, "\r\n" if crlf else "\n")
+
+    def cell(source: str, cell_path: str):
+        return migrate_source(source, cell_path, mode, fix=fix, options=options)
+
+    try:
+        nb = migrate_notebook(text, cell, path)
+    except NotebookError as exc:
+        return error_record(path, "TS100", f"{exc.args[0].split(': ', 1)[1]}; file left untouched",
+                            raw, "notebook")
+    if nb.mode == "error" or not nb.changed:
+        mode_out = "error" if nb.mode == "error" else "unchanged"
+        msg = None
+        if mode_out == "error":
+            msg = nb.message or "; ".join(f"{f.location()}: {f.message}" for f in nb.findings
+                                          if f.severity is Severity.ERROR) or f"{path}: not migrated"
+        return FileRecord(path, "notebook", raw, raw, mode_out, nb.findings, nb.changes, None, msg,
+                          None if not check_idempotent else True,
+                          seconds=time.perf_counter() - started)
+    out = encode_source(nb.output, enc)
+    # the rewritten notebook must read back with exactly the migrated cells
+    expected = [c.output for c in nb.cells]
+    try:
+        got = [s for s in cell_sources(nb.output)]
+        ok = all(e in got for e in expected)
+    except ValueError:
+        ok = False
+    if not ok:
+        return error_record(path, "TS114", "the rewritten notebook does not read back; "
+                            "file left untouched", raw, "notebook", nb.findings)
+    idem = None
+    if check_idempotent:
+        idem = not migrate_notebook(nb.output, cell, path).changed
+    output_text = out[len(BOM):].decode("utf-8") if bom else out.decode("utf-8")
+    return FileRecord(path, "notebook", raw, output_text, nb.mode, nb.findings, nb.changes, out,
+                      None, idem, seconds=time.perf_counter() - started)
+
+
+def process_file(path: str, mode: str = "tape", data: Optional[bytes] = None,
+                 check_idempotent: bool = False, fix: Sequence[str] = (),
+                 options: Sequence[str] = ()) -> FileRecord:
+    """Migrate one file (``.py`` or ``.ipynb``) without writing it.
+
+    ``data``: the file's bytes when the caller already read them (the cache
+    does), else the file is read here. With ``check_idempotent`` the output is
+    migrated once more and ``record.idempotent`` says whether that changed
+    anything (it doubles the cost; for tests and benchmarks).
+    """
+    with _collect_after():
+        return _process_file(str(path), mode, data, check_idempotent, fix, options)
+
+
+@contextmanager
+def _collect_after() -> Iterator[None]:
+    """Python's cycle collector off while one file is migrated, then one
+    collection of what that file left.
+
+    A file's syntax trees are hundreds of thousands of objects that live until
+    it is done; each automatic collection of the older generations walks them
+    all again (about 7% of migrating the benchmark corpus). Everything made
+    while collection is off stays in the youngest generation, so collecting
+    that one alone afterwards frees the file's cycles, whatever else the
+    process holds.
+    """
+    if not gc.isenabled():  # the caller manages collection itself
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect(0)
+
+
+def _process_file(path: str, mode: str, data: Optional[bytes], check_idempotent: bool,
+                  fix: Sequence[str], options: Sequence[str]) -> FileRecord:
+    started = time.perf_counter()
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return error_record(path, "TS100", f"cannot read: {exc.strerror or exc}",
+                                cacheable=False)
+    try:
+        if path.endswith(NOTEBOOK_SUFFIX):
+            return _migrate_nb(data, path, mode, check_idempotent, started, fix, options)
+        try:
+            text, enc = decode_source(data, path)
+        except SourceDecodeError as exc:
+            return error_record(path, "TS100", f"cannot decode: {exc.reason}; file left untouched",
+                                kind="python")
+        return _migrate_python(text, enc, path, mode, check_idempotent, started, fix, options)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a bug must cost one file, not the run
+        return crash_record(path, exc)
+
+
+def write_output(record: FileRecord, dest: Optional[os.PathLike] = None) -> bool:
+    """Write a changed record's bytes atomically to ``dest`` (default: the file
+    itself), keeping the original file's mode. False when there was nothing to write."""
+    if record.output_bytes is None or record.error:
+        return False
+    atomic_write_bytes(Path(dest) if dest is not None else Path(record.path), record.output_bytes,
+                       mode_from=Path(record.path))
+    return True
+
+
+# --------------------------------------------------------------------------
+# many items
+# --------------------------------------------------------------------------
+def _worker_init() -> None:
+    # Ctrl-C is the parent's to handle: it stops the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def os_threads() -> Optional[int]:
+    """How many threads this process has, C threads included (TensorFlow's);
+    None where the system does not tell (only Linux's /proc is read)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+#: what the workers run: imported before they start
+_PRELOAD = ("tapeshift.migrate.engine.batch", "tapeshift.migrate.engine.pipeline")
+
+
+def _mp_context():
+    methods = multiprocessing.get_all_start_methods()
+    # Fork when nothing can go wrong: the workers start at once with what this
+    # process has imported (the command line has the codemod loaded), where a
+    # fork server imports it all again first (most of a second). Never fork a
+    # process holding threads (TensorFlow's, a test runner's): a lock one of
+    # them held stays locked forever in the child.
+    if "fork" in methods and sys.platform.startswith("linux") and os_threads() == 1:
+        for name in _PRELOAD:  # loaded once, here, rather than by every worker
+            importlib.import_module(name)
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(list(_PRELOAD))
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _stop(executor: cf.ProcessPoolExecutor) -> None:
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        try:
+            p.terminate()
+        except Exception:  # pragma: no cover - already gone
+            pass
+    for p in processes:
+        try:
+            p.join(timeout=5)
+        except Exception:  # pragma: no cover
+            pass
+
+
+def run_tree(items: Sequence[T], job: Callable[[T], R], *, jobs: Optional[int] = None,
+             on_crash: Callable[[T, BaseException], R] = crash_record,
+             progress: Optional[Progress] = None,
+             on_result: Optional[Callable[[int, R], None]] = None,
+             order: Optional[Sequence[int]] = None) -> List[R]:
+    """``[job(item) for item in items]`` on ``jobs`` worker processes.
+
+    ``job`` and the items must be picklable (a module-level function, or a
+    ``functools.partial`` of one). A job that raises or a worker that dies
+    gives ``on_crash(item, exception)`` for that item. ``on_result(index,
+    result)`` is called in this process as each result arrives (in completion
+    order; e.g. to write files as they are done). ``order``: the indices in
+    the order to hand them to workers (longest first keeps one big file from
+    finishing last on an otherwise idle pool); results are in input order
+    regardless. Ctrl-C cancels and stops the workers, then
+    ``KeyboardInterrupt`` propagates.
+    """
+    jobs = default_jobs() if jobs is None else max(1, int(jobs))
+    results: List[Any] = [None] * len(items)
+    done = [False] * len(items)
+
+    def finish(i: int, r: Any) -> None:
+        results[i] = r
+        done[i] = True
+        if progress is not None:
+            progress.advance()
+        if on_result is not None:
+            on_result(i, r)
+
+    try:
+        if jobs == 1 or len(items) <= 1:
+            for i, item in enumerate(items):
+                try:
+                    r = job(item)
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:
+                    r = on_crash(item, exc)
+                finish(i, r)
+            return results
+
+        todo = _run_pool(items, order if order is not None else range(len(items)), job, min(jobs, len(items)), on_crash, finish)
+        # a worker died: run what is left one at a time, so the culprit is known
+        for i in todo:
+            if not done[i]:
+                rest = _run_pool(items, [i], job, 1, on_crash, finish)
+                if rest:
+                    finish(i, on_crash(items[i], cf.process.BrokenProcessPool("worker died")))
+        return results
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _run_pool(items, indices, job, workers, on_crash, finish) -> List[int]:
+    """Run ``indices`` on a fresh pool; the indices left undone if a worker died."""
+    executor = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(),
+                                      initializer=_worker_init)
+    futures: Dict[cf.Future, int] = {}
+    try:
+        for i in indices:
+            futures[executor.submit(job, items[i])] = i
+        pending = set(futures)
+        broken = False
+        while pending:
+            ready, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for fut in ready:
+                i = futures[fut]
+                exc = fut.exception()
+                if exc is None:
+                    finish(i, fut.result())
+                elif isinstance(exc, cf.process.BrokenProcessPool):
+                    broken = True
+                else:
+                    finish(i, on_crash(items[i], exc))
+            if broken:
+                break
+        if broken:
+            _stop(executor)
+            return [futures[f] for f in futures if not _finished_ok(f)]
+        executor.shutdown(wait=True)
+        return []
+    except BaseException:
+        _stop(executor)
+        raise
+
+
+def _finished_ok(fut: cf.Future) -> bool:
+    return fut.done() and not fut.cancelled() and fut.exception() is None
+
+
+# --------------------------------------------------------------------------
+# files, with the cache
+# --------------------------------------------------------------------------
+def _options(check_idempotent: bool, fix: Sequence[str] = (),
+             options: Sequence[str] = ()) -> Dict[str, Any]:
+    return {"check_idempotent": check_idempotent, "fix": sorted(fix), "options": sorted(options)}
+
+
+def record_to_cache(record: FileRecord) -> Dict[str, Any]:
+    def rel(p: str) -> str:
+        return p[len(record.path):] if p.startswith(record.path) else "\0" + p
+
+    return {
+        "kind": record.kind, "mode": record.mode,
+        "output": encode_bytes(record.output_bytes),
+        "message": None if record.message is None else rel(record.message),
+        "idempotent": record.idempotent,
+        "findings": [[f.code, f.severity.value, rel(f.path), f.line, f.column, f.message,
+                      f.changes_numbers] for f in record.findings],
+        "changes": [[c.rule, rel(c.path), c.line, c.column, c.description] for c in record.changes],
+    }
+
+
+def record_from_cache(path: str, data: bytes, value: Dict[str, Any]) -> FileRecord:
+    """Rebuild a record for ``path`` (whose bytes are ``data``) from a cache entry."""
+    def at(p: str) -> str:
+        return p[1:] if p.startswith("\0") else path + p
+
+    kind = value["kind"]
+    if kind == "notebook":
+        body = data[len(BOM):] if data.startswith(BOM) else data
+        source = body.decode("utf-8")
+    else:
+        source, _ = decode_source(data, path)
+    out = decode_bytes(value["output"])
+    output = source
+    if out is not None:
+        if kind == "notebook":
+            output = (out[len(BOM):] if out.startswith(BOM) else out).decode("utf-8")
+        else:
+            output, _ = decode_source(out, path)
+    findings = tuple(Finding(code, Severity(sev), at(p), line, col, msg, bool(num))
+                     for code, sev, p, line, col, msg, num in value["findings"])
+    changes = tuple(Change(rule, at(p), line, col, desc) for rule, p, line, col, desc in value["changes"])
+    message = value.get("message")
+    return FileRecord(path, kind, source, output, value["mode"], findings, changes, out,
+                      None if message is None else at(message), value.get("idempotent"),
+                      cached=True)
+
+
+def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
+                  jobs: Optional[int] = None, cache: Optional[Cache] = None,
+                  progress: Optional[Progress] = None, check_idempotent: bool = False,
+                  on_result: Optional[Callable[[int, FileRecord], None]] = None,
+                  fix: Sequence[str] = (), rule_options: Sequence[str] = ()) -> List[FileRecord]:
+    """:func:`process_file` for each path, in input order, using ``cache`` when given.
+
+    ``fix`` and ``rule_options`` go to :func:`tapeshift.migrate.engine.pipeline.migrate_source`
+    (``fix`` and ``options``) and into the cache key.
+
+    Files are read here (once); cache hits are answered here; only misses go
+    to the workers. ``on_result(index, record)`` as in :func:`run_tree`
+    (called for cache hits too).
+    """
+    names = [str(p) for p in paths]
+    records: List[Optional[FileRecord]] = [None] * len(names)
+    work: List[Tuple[int, bytes, Optional[str]]] = []
+    options = _options(check_idempotent, fix, rule_options)
+
+    def deliver(i: int, r: FileRecord) -> None:
+        records[i] = r
+        if on_result is not None:
+            on_result(i, r)
+
+    for i, name in enumerate(names):
+        try:
+            with open(name, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            deliver(i, error_record(name, "TS100", f"cannot read: {exc.strerror or exc}",
+                                    cacheable=False))
+            if progress is not None:
+                progress.advance()
+            continue
+        key = cache_key(data, _kind_of(name), mode, options) if cache is not None else None
+        if cache is not None:
+            value = cache.get(key)
+            if value is not None:
+                try:
+                    deliver(i, record_from_cache(name, data, value))
+                    if progress is not None:
+                        progress.advance()
+                    continue
+                except (KeyError, ValueError, TypeError, UnicodeDecodeError, SourceDecodeError):
+                    pass  # a damaged entry: migrate again
+        work.append((i, data, key))
+
+    job = functools.partial(_job, mode=mode, check_idempotent=check_idempotent, fix=tuple(fix),
+                            options=tuple(rule_options))
+
+    def arrived(k: int, r: FileRecord) -> None:
+        i, _, key = work[k]
+        if cache is not None and key is not None and r.cacheable:
+            cache.put(key, record_to_cache(r))
+        deliver(i, r)
+
+    # biggest files first: the codemod's time grows with file size
+    order = sorted(range(len(work)), key=lambda k: -len(work[k][1]))
+    run_tree([(names[i], data) for i, data, _ in work], job, jobs=jobs,
+             on_crash=lambda item, exc: crash_record(item[0], exc), progress=progress,
+             on_result=arrived, order=order)
+    if progress is not None:
+        progress.close()
+    return [r for r in records if r is not None]
+
+
+def _job(item: Tuple[str, bytes], mode: str, check_idempotent: bool,
+         fix: Tuple[str, ...] = (), options: Tuple[str, ...] = ()) -> FileRecord:
+    return process_file(item[0], mode, item[1], check_idempotent, fix, options)

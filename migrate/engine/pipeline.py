@@ -1,0 +1,504 @@
+"""Migrate one source string: (new source, findings, changes), tape or compat per file.
+
+Tape form is all or nothing per file: every tape rule first runs on the
+original source to collect what it would change and what it cannot convert
+(positions refer to the original file). If anything blocks tape form (a
+finding whose code ``blocks_tape``), the whole file is migrated in compat mode
+instead, with those findings as the reasons. Otherwise the rules run in turn
+and the result is checked (nothing TF1-only left, output compiles) before it is
+returned. Nothing here prints or writes files.
+
+The file is parsed once. Each version of the tree is a :class:`_Tree` whose
+LibCST metadata (scope analysis, qualified names, positions) is resolved at
+most once, on first use, and shared by every rule that reads that version
+(the ``check`` analysis included); a rule whose output is the code it was
+given hands the same tree, metadata and all, to the next rule; a rule that
+was already run on the same tree with the same ``shared`` facts is not run
+again (:class:`_Runner`); and a rule is not run at all on a file that spells
+none of the names it acts on (:mod:`tapeshift.migrate.engine.screen`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import sys
+from dataclasses import dataclass, replace
+from typing import Dict, List, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.codemod import Codemod, CodemodContext
+from libcst.metadata import MetadataWrapper
+
+from tapeshift.migrate.checks import check_module, requested_fixes
+from tapeshift.migrate.engine.rule import (
+    SCRATCH_IDENTIFIERS,
+    SCRATCH_SHARED,
+    TapeshiftCodemod,
+    changes_of,
+    clear_tree_caches,
+    findings_of,
+    api_name,
+    printed_start_positions,
+    qualified_names,
+)
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.compat_fallback import CompatFallback
+from tapeshift.migrate.rules.compat_v1_imports import CompatV1ToTF2Imports
+from tapeshift.migrate.rules.contrib_slim import ContribToTfSlim
+from tapeshift.migrate.rules.custom_gradients import CustomGradientsToTape
+from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
+from tapeshift.migrate.rules.gradients import GradientsToTape
+from tapeshift.migrate.rules.keras_optimizers import OPTION as KERAS_OPTIMIZERS
+from tapeshift.migrate.rules.keras_optimizers import V1OptimizersToKeras
+from tapeshift.migrate.rules.layers_compat import LayersToTfKeras
+from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE, RenameTF1Names
+from tapeshift.migrate.rules.session import SessionToEager
+from tapeshift.migrate.rules.tf1_only import EAGER_UNSUPPORTED, TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
+from tapeshift.migrate.engine.findings import REGISTRY, Change, Finding, Severity, make_finding
+from tapeshift.migrate.engine.positions import LineMap
+from tapeshift.migrate.engine.python_syntax import compile_quietly, parse
+from tapeshift.migrate.engine.screen import identifiers, may_act
+
+MODES = ("tape", "compat")
+
+#: Tape-form rules that run first, on the original source; the other tape rules
+#: read their output (they would otherwise block on what these rewrite away:
+#: TS112 for RegisterGradient / gradient_override_map, TS106 for get_default_graph).
+PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (
+    ContribToTfSlim, CustomGradientsToTape, FeedsToFunctions,
+)
+#: Tape-form rules, in the order they run.
+TAPE_RULES: Tuple[Type[Codemod], ...] = (
+    SessionToEager, GradientsToTape, RenameTF1Names, V1OptimizersToKeras, CompatV1ToTF2Imports,
+)
+#: Opt-in behaviours (``migrate_source(options=...)``, the command line's flags):
+#: step functions as tf.function; v1 optimizers mapped to Keras.
+OPTIONS = (TF_FUNCTION, KERAS_OPTIMIZERS)
+#: Checks that change nothing but can block tape form.
+TAPE_CHECKS: Tuple[Type[Codemod], ...] = (TF1OnlyNames,)
+#: Checks on the rules' output: nothing TF1-only may be left at all.
+TAPE_CHECKS_AFTER: Tuple[Type[Codemod], ...] = (TF1OnlyNamesLeft,)
+
+#: False: every rule runs as LibCST runs a codemod on its own (a copy of the
+#: tree, all its metadata resolved for it alone, every rule on every file): the
+#: reference the tests compare the shared, screened and remembered runs with.
+OPTIMIZED = True
+
+_TF_IMPORT = re.compile(r"^\s*(import\s+tensorflow|from\s+tensorflow)\b", re.M)
+
+
+@dataclass(frozen=True)
+class MigrationResult:
+    path: str
+    source: str
+    output: str
+    #: "tape", "compat", "fixed" (only ``--fix`` changed it), "unchanged"
+    #: (nothing to do) or "error" (not processed).
+    mode: str
+    findings: Tuple[Finding, ...] = ()
+    changes: Tuple[Change, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.output != self.source
+
+    @property
+    def error(self) -> bool:
+        return self.mode == "error"
+
+
+class _Tree:
+    """One version of the module: its code and its metadata, resolved on first
+    use and shared by every rule that reads this version."""
+
+    def __init__(self, module: cst.Module, code: Optional[str] = None, parsed: bool = False):
+        self._module = module
+        self._code = code
+        self._names: Optional[frozenset] = None
+        self._wrapper: Optional[MetadataWrapper] = None
+        if parsed:
+            # straight from the parser, no node appears twice: no defensive copy
+            self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+
+    @property
+    def wrapper(self) -> MetadataWrapper:
+        if self._wrapper is None:
+            # a rule's output may hold one node in two places, which metadata
+            # (one answer per node) cannot tell apart: then LibCST's copy
+            self._wrapper = MetadataWrapper(
+                self._module, unsafe_skip_copy=OPTIMIZED and _each_node_once(self._module))
+            self._module = self._wrapper.module
+        return self._wrapper
+
+    @property
+    def module(self) -> cst.Module:
+        """The tree to hand to a rule (the wrapped one, so its metadata applies)."""
+        return self.wrapper.module
+
+    @property
+    def raw(self) -> cst.Module:
+        """The tree, without creating a wrapper."""
+        return self._module
+
+    @property
+    def code(self) -> str:
+        if self._code is None:
+            self._code = self._module.code
+        return self._code
+
+    @property
+    def names(self) -> frozenset:
+        """Every identifier spelled in the code (and some words of strings and comments)."""
+        if self._names is None:
+            self._names = identifiers(self.code)
+        return self._names
+
+
+@dataclass
+class _Memo:
+    tree: _Tree  # the input, kept alive while its id is a key
+    shared_before: dict
+    shared_after: dict
+    result: tuple
+
+
+class _Runner:
+    """Runs rules on trees for one file, remembering what each run gave.
+
+    A rule is not run on a file that spells none of the names it acts on
+    (:func:`tapeshift.migrate.engine.screen.may_act`). A rule given a tree it already
+    transformed, with ``shared`` facts equal to those of that run, would do
+    exactly what it did then (rules are functions of the tree, the path and the
+    shared facts), so that result is returned and the shared facts are left as
+    that run left them.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self._memo: Dict[Tuple[type, int], _Memo] = {}
+
+    def run(self, rule: Type[Codemod], tree: _Tree, shared: Optional[dict] = None):
+        """(tree, findings, changes) of ``rule`` on ``tree``; the output is
+        ``tree`` itself when the rule left the code as it was."""
+        if not OPTIMIZED:
+            return self._alone(rule, tree, shared)
+        if not may_act(rule, tree.names):
+            return tree, [], []  # the file spells nothing the rule acts on
+        before = _snapshot(shared)
+        key = (rule, id(tree))
+        memo = self._memo.get(key)
+        if memo is not None and memo.tree is tree and before is not None \
+                and memo.shared_before == before:
+            if shared is not None and shared != memo.shared_after:
+                shared.clear()
+                shared.update(copy.deepcopy(memo.shared_after))
+            out, findings, changes = memo.result
+            return out, list(findings), list(changes)
+        context = CodemodContext(filename=self.path, wrapper=tree.wrapper)
+        if shared is not None:
+            context.scratch[SCRATCH_SHARED] = shared
+        context.scratch[SCRATCH_IDENTIFIERS] = tree.names
+        codemod = rule(context)
+        new = codemod.transform_module(tree.module)
+        if new is tree.module or isinstance(codemod, TapeshiftCodemod) and codemod.kept_tree():
+            out = tree  # the same code: no need to print it to compare
+        else:
+            starts = printed_start_positions(tree.wrapper)
+            code = new.code if starts is None else starts.code_of(new)
+            out = tree if code == tree.code else _Tree(new, code)
+        findings, changes = findings_of(context), changes_of(context)
+        after = _snapshot(context.scratch.get(SCRATCH_SHARED, {}))
+        if before is not None and after is not None:
+            self._memo[key] = _Memo(tree, before, after, (out, tuple(findings), tuple(changes)))
+        return out, findings, changes
+
+    def _alone(self, rule: Type[Codemod], tree: _Tree, shared: Optional[dict]):
+        """The rule as LibCST runs a codemod on its own: on a copy of the tree,
+        every metadata provider resolved for it alone."""
+        context = CodemodContext(filename=self.path)
+        if shared is not None:
+            context.scratch[SCRATCH_SHARED] = shared
+        codemod = rule(context)
+        codemod.KEEP_UNCHANGED = False  # LibCST's own visit
+        codemod.HEAD_IMPORTS = False  # and its AddImportsVisitor on the whole tree
+        new = codemod.transform_module(tree.raw)
+        return _Tree(new), findings_of(context), changes_of(context)
+
+
+def _each_node_once(module: cst.Module) -> bool:
+    """No node object appears twice in ``module`` (a walk of the tree: a
+    fraction of the deep copy LibCST's ``MetadataWrapper`` makes so that this
+    holds). A rule's output shares the nodes it kept with its input, which is
+    done with by then: only a node the rule placed twice needs the copy."""
+    seen: set = set()
+    add = seen.add
+    count = 0
+    for node in nodes(module):
+        add(id(node))
+        count += 1
+        if count != len(seen):
+            return False
+    return True
+
+
+def _snapshot(shared: Optional[dict]) -> Optional[dict]:
+    """A copy of the shared facts to compare later (None: they cannot be copied)."""
+    if shared is None:
+        return {}  # a rule run without shared facts sees an empty dict
+    try:
+        return copy.deepcopy(shared)
+    except Exception:
+        return None
+
+
+def _run(rule: Type[Codemod], module: cst.Module, path: str, shared: Optional[dict] = None):
+    """(module, findings, changes) of one rule on one tree, on its own."""
+    out, findings, changes = _Runner(path).run(rule, _Tree(module), shared)
+    return out.raw, findings, changes
+
+
+def _written_for_tf1(tree: _Tree) -> bool:
+    """The file uses TF1: a ``tensorflow.compat.v1`` name, a TF1-only name or
+    one the rules convert (read on the original, before any rule removed them)."""
+    for qualified in qualified_names(tree.wrapper).values():
+        for q in qualified:
+            name = api_name(q.name)
+            if name is None:
+                continue
+            if q.name.startswith("tensorflow.compat.v1") or name in EAGER_UNSUPPORTED \
+                    or tf1_only(name, strict=True) or f"tensorflow.{name}" in RENAMES:
+                return True
+    return False
+
+
+def _tf_import_position(source: str) -> Tuple[int, int]:
+    match = _TF_IMPORT.search(source)
+    if not match:
+        return 1, 1
+    line = source.count("\n", 0, match.start(1)) + 1
+    col = match.start(1) - (source.rfind("\n", 0, match.start(1)) + 1) + 1
+    return line, col
+
+
+def _blocks(findings: Sequence[Finding]) -> bool:
+    return any(REGISTRY[f.code].blocks_tape for f in findings)
+
+
+def _internal(path: str, exc: BaseException) -> Finding:
+    return make_finding("TS114", path, 1, 1, f"internal error in the codemod: "
+                        f"{type(exc).__name__}: {exc}")
+
+
+def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
+            runner: Optional[_Runner] = None) -> MigrationResult:
+    runner = runner or _Runner(path)
+    try:
+        # tf.contrib is gone from compat.v1 too: its slim parts move to tf_slim first
+        slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
+        fallback, findings, changes = runner.run(CompatFallback, slimmed)
+        # tf.compat.v1.layers is gone with Keras 3: the layers come from tf-keras (after
+        # the fallback, which must still see `from tensorflow import layers` as TensorFlow)
+        new, layers_findings, layers_changes = runner.run(LayersToTfKeras, fallback)
+        if layers_findings or layers_changes:
+            lines = LineMap(source, fallback.code)  # report lines of the file as written
+            contrib_findings = contrib_findings + lines.remap(layers_findings)
+            changes = changes + lines.remap(layers_changes)
+        output = new.code
+        compile_quietly(output, path)
+    except Exception as exc:  # a codemod bug must never break the file
+        return MigrationResult(path, source, source, "error", (*reasons, _internal(path, exc)))
+    known = {(f.code, f.line, f.column) for f in reasons}
+    findings = [f for f in contrib_findings if (f.code, f.line, f.column) not in known] + findings
+    changes = contrib_changes + changes
+    if reasons and output != source:
+        line, col = _tf_import_position(source)
+        reasons = [*reasons, make_finding("TS101", path, line, col)]
+    mode = "compat" if output != source else "unchanged"
+    return MigrationResult(path, source, output, mode, tuple(reasons + findings), tuple(changes))
+
+
+def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
+                   fix: Sequence[str] = (), options: Sequence[str] = ()) -> MigrationResult:
+    """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
+    file) or "compat" (only the fallback). ``options`` turn on opt-in
+    behaviours of the tape rules (:data:`OPTIONS`).
+
+    The ``tapeshift check`` rules run first and their findings join the
+    report; numbers are kept (the chain-rule mistake stays as written) unless
+    ``fix`` names codes whose fixes to apply before migrating.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; known: {list(OPTIONS)}")
+    _, problem = requested_fixes([fix])
+    if problem:
+        raise ValueError(problem)
+    try:
+        return _migrate_checked(source, path, mode, fix, options)
+    finally:
+        clear_tree_caches()  # the file's trees are done with
+
+
+def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
+                     options: Sequence[str]) -> MigrationResult:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return _unparsable(source, path, exc)
+    if parse(source) is None:
+        # LibCST's grammar also takes some Python 2 (`except E, e:`); this
+        # Python is what must run the output, so its compiler has the last word
+        problem = _not_python3(source, path)
+        if problem is not None:
+            return problem
+    # one parse and one metadata resolution serve the checks and the rules
+    tree = _Tree(module, source, parsed=True)
+    checked = check_module(module, source, path, fix=fix,
+                           wrapper=tree.wrapper if OPTIMIZED else None)
+    fixed = {id(f) for f in checked.fixed}
+    notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
+    if checked.changed:
+        result = _migrate(checked.output, path, mode, options)
+    else:
+        result = _migrate(source, path, mode, options, tree)
+    fix_changes = tuple(
+        Change(rule=f.code, path=f.path, line=f.line, column=f.column,
+               description=f"{f.info.name} fixed ({f.info.summary}): numbers change, on purpose")
+        for f in checked.fixed
+    )
+    output_mode = result.mode
+    if output_mode == "unchanged" and checked.changed:
+        output_mode = "fixed"
+    return replace(result, source=source, mode=output_mode,
+                   findings=notes + result.findings,
+                   changes=tuple(sorted(fix_changes + result.changes, key=_place)))
+
+
+def _place(record):
+    return (record.line, record.column)
+
+
+def _with_outcome(finding: Finding, fixed: bool) -> Finding:
+    if fixed:
+        return replace(finding, message=f"{finding.message} [fixed: numbers change]")
+    if finding.changes_numbers:
+        return replace(finding, message=f"{finding.message} [kept as written, numbers "
+                                        f"unchanged; --fix {finding.code} applies the fix]")
+    return finding
+
+
+_PYTHON2 = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+\S|except\s+[^:#]+,\s*\w+\s*:)", re.M)
+
+
+def _python2_hint(source: str) -> str:
+    if _PYTHON2.search(source) or "xrange(" in source:
+        return " (this looks like Python 2 code)"
+    return ""
+
+
+def _unparsable(source: str, path: str, exc: cst.ParserSyntaxError) -> MigrationResult:
+    finding = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
+                           f"does not parse as Python 3{_python2_hint(source)}: {exc.message}")
+    return MigrationResult(path, source, source, "error", (finding,))
+
+
+def _not_python3(source: str, path: str) -> Optional[MigrationResult]:
+    """TS100 for a text this Python's compiler rejects as a syntax error
+    (None for anything else it cannot take, which the rules' output check
+    still catches)."""
+    try:
+        compile_quietly(source, path)
+    except SyntaxError as exc:
+        finding = make_finding("TS100", path, exc.lineno or 1, exc.offset or 1,
+                               f"does not compile as Python {sys.version_info[0]}."
+                               f"{sys.version_info[1]}{_python2_hint(source)}: {exc.msg}")
+        return MigrationResult(path, source, source, "error", (finding,))
+    except Exception:
+        return None
+    return None
+
+
+def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
+             tree: Optional[_Tree] = None) -> MigrationResult:
+    """``tree``: ``source`` already parsed (else it is parsed here)."""
+    if tree is None:
+        try:
+            tree = _Tree(cst.parse_module(source), source, parsed=True)
+        except cst.ParserSyntaxError as exc:
+            return _unparsable(source, path, exc)
+    if "tensorflow" not in source:
+        return MigrationResult(path, source, source, "unchanged")
+    runner = _Runner(path)
+    if mode == "compat":
+        return _compat(tree, source, path, [], runner)
+
+    # 0. the pre-rules rewrite the file; everything below reads their output
+    #    (a fallback always starts again from the original)
+    original = tree
+    findings: List[Finding] = []
+    changes: List[Change] = []
+    shared: dict = {option: True for option in options}
+    if not tree.names.isdisjoint(OTHER_DEFAULTS) and _written_for_tf1(tree):
+        shared[TF1_SOURCE] = True
+    try:
+        for rule in PRE_TAPE_RULES:
+            tree, f, c = runner.run(rule, tree, shared)
+            findings.extend(f)
+            changes.extend(c)
+    except Exception as exc:
+        return _compat(original, source, path, [*findings, _internal(path, exc)], runner)
+    # a later pre-rule may settle an earlier one's finding (the feeds rule wraps
+    # slim model functions in make_template: TS118 no longer holds)
+    findings = [f for f in findings if f.code not in shared.get("resolved", ())]
+    if _blocks(findings):
+        return _compat(original, source, path,
+                       [f for f in findings if f.severity is not Severity.INFO], runner)
+    # the rules below report lines of the pre-rules' output: map them back
+    # (a tree the pre-rules left as it was maps onto itself)
+    lines = LineMap(source, tree.code) if tree is not original else None
+
+    # 1. every rule on that source: what it would change, what it cannot convert
+    #    (the first rule's run on it is also the first step of the chain)
+    first = None
+    try:
+        for i, rule in enumerate((*TAPE_RULES, *TAPE_CHECKS)):
+            out, f, c = runner.run(rule, tree, shared)
+            if i == 0:
+                first = out
+            if lines is not None:
+                f, c = lines.remap(f), lines.remap(c)
+            findings.extend(f)
+            changes.extend(c)
+    except Exception as exc:
+        return _compat(original, source, path, [*findings, _internal(path, exc)], runner)
+    if _blocks(findings):
+        reasons = [f for f in findings if f.severity is not Severity.INFO]
+        return _compat(original, source, path, reasons, runner)
+
+    # 2. the rules in turn, then checks on the result (a rule whose input is
+    #    still the tree of step 1 is not run again: the runner has its result)
+    try:
+        new = first
+        leftover: List[Finding] = []
+        for rule in TAPE_RULES[1:]:
+            new, f, _ = runner.run(rule, new, shared)
+            leftover.extend(f)
+        for rule in TAPE_CHECKS_AFTER:
+            _, f, _ = runner.run(rule, new, shared)
+            leftover.extend(f)
+        if lines is not None:
+            leftover = lines.remap(leftover)
+        output = new.code
+        compile_quietly(output, path)
+    except Exception as exc:
+        return _compat(original, source, path, [_internal(path, exc)], runner)
+    if _blocks(leftover):
+        return _compat(original, source, path, leftover, runner)
+    if output == source:
+        return MigrationResult(path, source, source, "unchanged", tuple(findings))
+    # a statement copied into several step functions is reported once
+    changes = sorted(dict.fromkeys(changes), key=lambda c: (c.line, c.column))
+    return MigrationResult(path, source, output, "tape", tuple(findings), tuple(changes))

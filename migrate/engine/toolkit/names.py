@@ -1,0 +1,227 @@
+"""TensorFlow qualified names without LibCST's full scope analysis, where that is exact.
+
+Every rule asks one question of a node: which TensorFlow (or tf-slim) name is
+it? LibCST answers from its scope analysis, a pass over the whole tree that
+costs more than any rule (a third of migrating a real package). In most files
+the answer needs none of it: ``tf`` is bound once, by ``import tensorflow as
+tf`` at the top of the module, and nothing else anywhere binds the name. Then
+every reference to ``tf``, in any scope, resolves to that import, and LibCST's
+answer for a node is what its ``GlobalScope`` gives from the import
+assignments alone. :func:`import_qualified_names` builds that scope with
+LibCST's own classes (``GlobalScope.record_import_assignment``, then
+``get_qualified_names_for``) and answers for TensorFlow and tf-slim names;
+other names (locals, builtins, other packages) read as empty, which is all
+the rules can tell of them.
+
+It declines (None: the caller runs LibCST's scope analysis) whenever a
+TensorFlow alias could mean anything else somewhere:
+
+* Python's own symbol table (:mod:`symtable`) shows the alias bound any other
+  way in any scope (assigned, a parameter, deleted, ``global``, a function or
+  class name, imported inside a function or class body, imported from
+  another package);
+* the alias is spelled before its last import (LibCST resolves a module-level
+  reference to the imports that precede it only);
+* the file has a ``match`` statement (its patterns bind and hold names LibCST
+  gives no scope);
+* the text is not what this Python parses.
+
+Nodes in import statements, attribute and keyword names (``x.tf``,
+``f(tf=1)``) and nodes not in the tree read as empty, as LibCST gives them no
+scope. ``tests/scale/test_qualified_names.py`` compares every
+node's answer with LibCST's.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import GlobalScope, QualifiedName
+
+from tapeshift.migrate.engine.toolkit.starts import StartPositions
+from tapeshift.migrate.engine.toolkit.statements import statement_children
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.python_syntax import parse, symbols
+
+#: Packages whose names the rules read; every other qualified name is ignored.
+PACKAGES = ("tensorflow", "tf_slim")
+
+
+def import_qualified_names(module: cst.Module, starts: StartPositions) -> Optional[Mapping]:
+    """Node -> TensorFlow / tf-slim qualified names of ``module``, as LibCST's
+    ``QualifiedNameProvider`` gives them (filtered to those packages); None
+    when this file needs the full scope analysis. ``starts``: the module's
+    start positions (its nodes, and its code)."""
+    code = starts.code
+    imports = _module_imports(module)
+    aliases = {bound for bound, _, package in imports if package}
+    if not aliases:
+        return _Names(GlobalScope(), frozenset(), frozenset(), starts)
+    if any(bound in aliases for bound, _, package in imports if not package):
+        return None  # an alias also bound by another package's import
+    if not _only_imported(code, aliases):
+        return None
+    tree = parse(code)
+    if tree is None or _has_match(tree) or not _spelled_after_imports(tree, aliases):
+        return None
+    scope = GlobalScope()
+    inside: Set[int] = set()
+    statements = {id(statement): statement for _, statement, _ in imports}
+    recorded = {id(statement) for _, statement, package in imports if package}
+    for key, statement in statements.items():
+        inside.update(id(n) for n in nodes(statement))
+        if key not in recorded:
+            continue
+        for alias in statement.names:  # what LibCST's scope visitor records
+            target = alias.asname.name if alias.asname is not None else alias.name
+            for name in _dotted_names(target):
+                scope.record_import_assignment(name, statement, target)
+    return _Names(scope, frozenset(aliases), frozenset(inside), starts)
+
+
+class _Names(Mapping):
+    def __init__(self, scope: GlobalScope, aliases: frozenset, inside: frozenset,
+                 starts: StartPositions) -> None:
+        self._scope = scope
+        self._aliases = aliases
+        self._inside = inside  # ids of the nodes of import statements
+        self._starts = starts
+        self._cache: Dict[cst.CSTNode, Set[QualifiedName]] = {}
+
+    def __getitem__(self, node) -> Set[QualifiedName]:
+        try:
+            return self._cache[node]
+        except KeyError:
+            pass
+        names: Set[QualifiedName] = set()
+        if node in self._starts and id(node) not in self._inside \
+                and id(node) not in self._starts.labels:
+            full = get_full_name_for_node(node)
+            if full is not None and full.split(".", 1)[0] in self._aliases:
+                names = {q for q in self._scope.get_qualified_names_for(node)
+                         if q.name.split(".", 1)[0] in PACKAGES}
+        self._cache[node] = names
+        return names
+
+    def get(self, node, default=None):
+        return self[node]
+
+    def __contains__(self, node) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._starts)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+
+# -- the module's imports ------------------------------------------------------
+def _module_imports(module: cst.Module) -> List[Tuple[str, cst.CSTNode, bool]]:
+    """(bound name, statement, from one of PACKAGES) for every name an import
+    statement binds, anywhere in the file (statements are walked, expressions
+    are not: they hold no import)."""
+    out: List[Tuple[str, cst.CSTNode, bool]] = []
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            out.extend(_bindings(node))
+        else:
+            stack.extend(statement_children(node))
+    return out
+
+
+def _bindings(node) -> List[Tuple[str, cst.CSTNode, bool]]:
+    if isinstance(node.names, cst.ImportStar):
+        return []  # LibCST records no name for a star import
+    if isinstance(node, cst.ImportFrom):
+        package = not node.relative and node.module is not None and \
+            get_full_name_for_node(node.module).split(".", 1)[0] in PACKAGES
+    out = []
+    for alias in node.names:
+        if isinstance(node, cst.Import):
+            package = get_full_name_for_node(alias.name).split(".", 1)[0] in PACKAGES
+        target = alias.asname.name if alias.asname is not None else alias.name
+        out.append((get_full_name_for_node(target).split(".", 1)[0], node, package))
+    return out
+
+
+def _dotted_names(node) -> Iterator[str]:
+    """``a.b.c`` -> ``a.b.c``, ``a.b``, ``a``: the names LibCST records for an import."""
+    while isinstance(node, cst.Attribute):
+        yield get_full_name_for_node(node)
+        node = node.value
+    yield node.value
+
+
+# -- when the aliases mean their imports everywhere ---------------------------------
+def _only_imported(code: str, aliases: Set[str]) -> bool:
+    """Every binding of each alias, in every scope, is an import at module level."""
+    table = symbols(code)
+    if table is None:
+        return False
+    stack = [(table, True)]
+    while stack:
+        t, top = stack.pop()
+        names = t.get_identifiers()
+        for alias in aliases:
+            if alias not in names:
+                continue
+            s = t.lookup(alias)
+            if s.is_assigned() or s.is_parameter() or s.is_declared_global() \
+                    or s.is_nonlocal() or s.is_annotated() or s.is_namespace() \
+                    or (s.is_imported() and not top):
+                return False
+        stack.extend((child, False) for child in t.get_children())
+    return True
+
+
+def _has_match(tree: ast.Module) -> bool:
+    """A ``match`` statement anywhere (its patterns hold names LibCST gives no scope)."""
+    return any(isinstance(s, ast.Match) for s in _statements(tree, definitions=True))
+
+
+def _spelled_after_imports(tree: ast.Module, aliases: Set[str]) -> bool:
+    """No alias is read, anywhere, before the end of the last import binding it."""
+    last: Dict[str, Tuple[int, int]] = {}
+    for node in _statements(tree, definitions=False):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = (alias.asname or alias.name).split(".", 1)[0]
+                if bound in aliases:
+                    end = (node.end_lineno, node.end_col_offset)
+                    last[bound] = max(last.get(bound, end), end)
+    horizon = max(last.values(), default=(0, 0))
+    for statement in tree.body:
+        if (statement.lineno, statement.col_offset) >= horizon:
+            break
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and node.id in last \
+                    and (node.lineno, node.col_offset) < last[node.id]:
+                return False
+    return True
+
+
+def _statements(tree: ast.Module, definitions: bool) -> Iterator[ast.stmt]:
+    """The module's statements in order, with those of compound statements; in
+    function and class bodies too when ``definitions``, else only those that
+    run in the module's scope."""
+    stack = list(reversed(tree.body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        if not definitions and isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inner: List[ast.stmt] = []
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(statement, field, None)
+            if isinstance(value, list):
+                inner.extend(value)
+        for handler in getattr(statement, "handlers", ()):
+            inner.extend(handler.body)
+        stack.extend(reversed(inner))

@@ -1,0 +1,36 @@
+"""Walking statements without walking expressions.
+
+Imports are statements, so looking for them need not visit the expressions
+that make up most of a tree (LibCST's ``children`` visits them all). The
+order is LibCST's visiting order, so a walk finds statements in the order a
+full walk would.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.walk import instance_test
+
+#: the fields of compound statements and suites that hold statements, in the order LibCST visits them
+_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+_leaf = instance_test((cst.BaseExpression, cst.BaseSmallStatement))
+_node = instance_test(cst.CSTNode)
+
+
+def statement_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The statements, suites and clauses directly under ``node`` (a module,
+    statement, suite or clause); nothing for a small statement or an expression."""
+    if _leaf(node):
+        return []
+    out: List[cst.CSTNode] = []
+    for field in _FIELDS:
+        value = getattr(node, field, None)
+        if _node(value):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if _node(v))
+    return out

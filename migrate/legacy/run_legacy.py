@@ -1,0 +1,518 @@
+"""``tapeshift run-legacy``: run an unmodified TF1 script on a TF2 installation.
+
+The script runs in a child Python process (so that disabling TF2 behaviour
+never leaks into the caller) through :mod:`tapeshift.migrate.legacy.capture`. Inside the
+child, the machinery in this module:
+
+* calls ``tf.compat.v1.disable_v2_behavior()`` before the script runs;
+* redirects the imports *made by the user's code* (the script and modules
+  under its directory, never site-packages, TensorFlow, Keras or tf_slim) so
+  that ``import tensorflow as tf`` and ``from tensorflow import ...`` see
+  ``tensorflow.compat.v1`` plus a ``contrib`` attribute;
+* resolves ``tf.contrib.slim`` / ``tf.contrib.layers`` / ``tf.contrib.framework``
+  to ``tf_slim`` and raises an error naming the maintained replacement for
+  any other ``tf.contrib`` module;
+* resolves ``tf.layers`` (also spelled ``tf.compat.v1.layers``, ``from
+  tensorflow.layers import dense``, ``import tensorflow.compat.v1 as tf``) to
+  tf-keras' legacy layers when the installed Keras is 3, where
+  ``tf.compat.v1.layers`` is gone (:func:`legacy_layers`);
+* runs the script as ``__main__`` with its own ``sys.argv`` and exit code.
+
+This module imports nothing heavy at module level: the child imports
+TensorFlow only when it is about to run the script.
+
+Why not ``TF_USE_LEGACY_KERAS=1`` in the child: it would bring
+``tf.compat.v1.layers`` back too, but it also turns the script's ``tf.keras``
+into Keras 2 (tf-keras) and passes on to every process the script starts,
+while the compat-mode output of ``tapeshift migrate`` (which must run without
+an environment variable) keeps ``tf.keras`` as installed; ``tapeshift verify``
+compares the two, so they must see the same Keras. It would also fall back
+to Keras 3 with a log line only when tf-keras is missing, where this says
+``pip install tf-keras``. So only ``tf.layers`` is redirected, to the module
+TensorFlow itself would load for it under that variable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib
+import os
+import subprocess
+import sys
+import sysconfig
+import types
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
+from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
+
+HELP = ("run an unmodified TF1 script on TensorFlow 2 (tf -> tf.compat.v1, tf.contrib.slim -> "
+        "tf_slim, tf.layers -> tf-keras on Keras 3)")
+
+
+def contrib_message(name: str) -> str:
+    """The error message for ``tf.contrib.<name>`` (one that tf_slim does not provide)."""
+    full = f"tf.contrib.{name}"
+    replacement = CONTRIB_REPLACEMENTS.get(name)
+    if replacement is None:
+        advice = "tapeshift knows no maintained replacement for it"
+    elif replacement.startswith("no maintained replacement"):
+        advice = replacement
+    else:
+        advice = f"use {replacement} instead"
+    provided = ", ".join(f"tf.contrib.{n}" for n in CONTRIB_TF_SLIM)
+    return (
+        f"{full} does not exist in TensorFlow 2 (tf.contrib was removed): {advice}. "
+        f"run-legacy provides only {provided} (from tf_slim)."
+    )
+
+
+class _ContribRemoved:
+    """Mixin carrying which ``tf.contrib`` module was asked for."""
+
+    def __init__(self, name: str):
+        super().__init__(contrib_message(name))
+        self.module = f"tf.contrib.{name}"
+        self.replacement = CONTRIB_REPLACEMENTS.get(name)
+
+
+class ContribModuleError(_ContribRemoved, ModuleNotFoundError):
+    """``import tensorflow.contrib.X`` for a removed contrib module."""
+
+
+class ContribAttributeError(_ContribRemoved, AttributeError):
+    """``tf.contrib.X`` for a removed contrib module."""
+
+
+def _import_slim(target: str, name: str) -> types.ModuleType:
+    try:
+        module = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name != "tf_slim":
+            raise
+        raise ModuleNotFoundError(
+            f"tf.contrib.{name} is provided by the tf-slim package, which is not installed: "
+            "pip install tf-slim (or pip install 'tapeshift[tf]')", name="tf_slim") from None
+    # tf-slim 1.1.0's batch_norm does not run on current TensorFlow as shipped
+    from tapeshift.compat.slim import install_tf_slim_fixes
+
+    install_tf_slim_fixes()
+    return module
+
+
+class LegacyContrib(types.ModuleType):
+    """What the legacy script sees as ``tf.contrib``."""
+
+    def __init__(self) -> None:
+        super().__init__("tensorflow.contrib", "tf.contrib, provided by tapeshift run-legacy")
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        target = CONTRIB_TF_SLIM.get(name)
+        if target is None:
+            raise ContribAttributeError(name)
+        return _import_slim(target, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(CONTRIB_TF_SLIM))
+
+
+class LegacyLayersError(ModuleNotFoundError):
+    """``tf.layers`` on Keras 3 without the tf-keras package."""
+
+
+def legacy_layers(v1: types.ModuleType) -> types.ModuleType:
+    """What the legacy script sees as ``tf.layers``: TensorFlow's own
+    ``tf.compat.v1.layers`` where it works (Keras 2, or ``TF_USE_LEGACY_KERAS``
+    set), else the module TensorFlow routes it to with tf-keras, the same layers.
+    """
+    native = getattr(v1, "layers", None)  # TensorFlow's lazy loader
+    if native is not None:
+        try:
+            getattr(native, "Layer")  # with Keras 3: "`Layer` is not available with Keras 3."
+            return native
+        except (AttributeError, ImportError) as exc:
+            reason = str(exc)
+    else:
+        reason = "tf.compat.v1 has no layers"
+    try:
+        return importlib.import_module(TF_KERAS_LEGACY_LAYERS)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not TF_KERAS_LEGACY_LAYERS.startswith(exc.name):
+            raise
+        version = ".".join(str(getattr(v1, "__version__", "")).split(".")[:2])
+        raise LegacyLayersError(
+            f"tf.layers needs the tf-keras package, which is not installed: with Keras 3, "
+            f"TensorFlow's tf.compat.v1.layers is gone ({reason}). "
+            f"pip install tf-keras{'~=' + version + '.0' if version else ''} "
+            "(or pip install 'tapeshift[tf]')", name="tf_keras") from None
+
+
+class LegacyCompat(types.ModuleType):
+    """What the legacy script sees as ``tf.compat``: ``v1`` is the legacy ``tf`` itself."""
+
+    def __init__(self, tf: "LegacyTensorFlow", compat: types.ModuleType) -> None:
+        super().__init__("tensorflow.compat", compat.__doc__)
+        self.__dict__["_compat"] = compat
+        self.__dict__["v1"] = tf
+
+    def __getattr__(self, name: str):
+        return getattr(self.__dict__["_compat"], name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_compat"])) | {"v1"})
+
+
+class LegacyTensorFlow(types.ModuleType):
+    """What the legacy script sees as ``tf``: ``tensorflow.compat.v1`` plus
+    ``contrib``, with ``layers`` that work on Keras 3 and ``compat.v1`` that is itself."""
+
+    def __init__(self, v1: types.ModuleType) -> None:
+        super().__init__("tensorflow", v1.__doc__)
+        self.__dict__["_v1"] = v1
+        self.__dict__["contrib"] = LegacyContrib()
+
+    def __getattr__(self, name: str):
+        v1 = self.__dict__["_v1"]
+        if name == "__all__" and not hasattr(v1, "__all__"):  # from tensorflow import *
+            return [n for n in dir(v1) if not n.startswith("_")]
+        if name == "layers":
+            value = self.__dict__["layers"] = legacy_layers(v1)
+            return value
+        if name == "compat" and hasattr(v1, "compat"):
+            value = self.__dict__["compat"] = LegacyCompat(self, v1.compat)
+            return value
+        return getattr(v1, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_v1"])) | {"contrib"})
+
+    def __repr__(self) -> str:
+        return "<module 'tensorflow' (tensorflow.compat.v1 via tapeshift run-legacy)>"
+
+
+def _excluded_dirs() -> list[str]:
+    """Directories whose modules always get the real ``tensorflow``."""
+    dirs = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            dirs.add(os.path.realpath(sysconfig.get_paths()[key]))
+        except KeyError:
+            pass
+    # tapeshift's own packages: migrate/ (this file is in migrate/legacy/) and
+    # compat/ beside it, in a checkout and installed alike
+    migrate_dir = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    dirs.add(migrate_dir)
+    dirs.add(os.path.join(os.path.dirname(migrate_dir), "compat"))
+    return sorted(dirs)
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+#: the module names that mean ``tf.layers`` to a TF1 script
+_LAYERS_MODULES = ("tensorflow.layers", "tensorflow.compat.v1.layers")
+
+
+def _redirected(name: str) -> bool:
+    """``import NAME`` by user code goes to the legacy ``tf`` (``name`` starts with tensorflow)."""
+    return (name in ("tensorflow", "tensorflow.compat", "tensorflow.compat.v1")
+            or name.startswith("tensorflow.contrib")
+            or any(name == m or name.startswith(m + ".") for m in _LAYERS_MODULES))
+
+
+class LegacyImports:
+    """A ``builtins.__import__`` wrapper that redirects TensorFlow imports of user code.
+
+    Only ``import tensorflow`` / ``from tensorflow import ...``,
+    ``tensorflow.compat[.v1]``, ``tensorflow[.compat.v1].layers...`` and
+    ``tensorflow.contrib...`` made by modules whose file lies under one of
+    ``roots`` (and not in site-packages, the standard library or tapeshift
+    itself) are redirected; every other import, including TensorFlow's own,
+    Keras' and tf_slim's, goes through unchanged. ``sys.modules`` is never
+    touched.
+    """
+
+    def __init__(self, roots: Iterable[str | os.PathLike], tf_module: types.ModuleType | None = None):
+        self.roots = [os.path.realpath(os.fspath(r)) for r in roots]
+        self._excluded = _excluded_dirs()
+        self._tf = tf_module
+        self._cache: dict[str, bool] = {}
+        self._original: Callable | None = None
+
+    @property
+    def tf(self) -> types.ModuleType:
+        if self._tf is None:
+            import tensorflow.compat.v1 as v1
+
+            self._tf = LegacyTensorFlow(v1)
+        return self._tf
+
+    def is_user_file(self, filename: str | None) -> bool:
+        if not filename or not isinstance(filename, str):
+            return False
+        known = self._cache.get(filename)
+        if known is None:
+            real = os.path.realpath(filename)
+            parts = real.split(os.sep)
+            if "site-packages" in parts or "dist-packages" in parts:
+                known = False
+            elif any(_under(real, d) for d in self._excluded):
+                known = False
+            else:
+                known = any(_under(real, r) for r in self.roots)
+            self._cache[filename] = known
+        return known
+
+    def is_user_globals(self, globals_: dict | None) -> bool:
+        return bool(globals_) and self.is_user_file(globals_.get("__file__"))
+
+    # -- the hook -----------------------------------------------------------
+    def install(self) -> "LegacyImports":
+        if self._original is None:
+            self._original = builtins.__import__
+            builtins.__import__ = self
+        return self
+
+    def uninstall(self) -> None:
+        if self._original is not None and builtins.__import__ is self:
+            builtins.__import__ = self._original
+        self._original = None
+
+    def __enter__(self) -> "LegacyImports":
+        return self.install()
+
+    def __exit__(self, *exc) -> None:
+        self.uninstall()
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        original = self._original or importlib.__import__
+        if level == 0 and name.startswith("tensorflow") and _redirected(name):
+            g = globals if globals is not None else sys._getframe(1).f_globals
+            if self.is_user_globals(g):
+                return self.redirect(name, fromlist, original)
+        return original(name, globals, locals, fromlist, level)
+
+    def redirect(self, name: str, fromlist, original: Callable):
+        """Resolve ``tensorflow`` / ``tensorflow.contrib...`` for user code."""
+        tf = self.tf
+        parts = name.split(".")
+        if parts == ["tensorflow"]:
+            return tf
+        if name in ("tensorflow.compat", "tensorflow.compat.v1"):
+            return tf.compat if fromlist and name == "tensorflow.compat" else tf
+        for layers in _LAYERS_MODULES:
+            if name == layers or name.startswith(layers + "."):
+                module = tf.layers
+                for part in name[len(layers) + 1:].split(".") if name != layers else ():
+                    module = getattr(module, part, None)
+                    if not isinstance(module, types.ModuleType):
+                        raise ModuleNotFoundError(f"No module named {name!r} (tf.layers is "
+                                                  f"{tf.layers.__name__})", name=name)
+                return module if fromlist else tf
+        if parts[1] != "contrib":  # e.g. tensorflow.contribute: not ours
+            return original(name, None, None, fromlist, 0)
+        if len(parts) == 2:  # tensorflow.contrib
+            if fromlist:
+                for item in fromlist:
+                    if item != "*" and item not in CONTRIB_TF_SLIM and not item.startswith("_"):
+                        raise ContribModuleError(item)
+                return tf.contrib
+            return tf
+        sub = parts[2]
+        target = CONTRIB_TF_SLIM.get(sub)
+        if target is None:
+            raise ContribModuleError(sub)
+        _import_slim(target, sub)
+        real_name = ".".join([target, *parts[3:]])
+        if fromlist:
+            return original(real_name, None, None, fromlist, 0)
+        importlib.import_module(real_name)
+        return tf
+
+
+def enable_legacy_behavior() -> None:
+    """``tf.compat.v1.disable_v2_behavior()``, without TF's deprecation chatter."""
+    import tensorflow as real_tf
+
+    logger = real_tf.get_logger()
+    level = logger.level
+    logger.setLevel("ERROR")
+    try:
+        real_tf.compat.v1.disable_v2_behavior()
+    finally:
+        logger.setLevel(level)
+
+
+# -- running a script as __main__ ------------------------------------------
+
+def _exit_code(code) -> int:
+    """The process exit code Python gives for ``SystemExit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, bool):
+        return int(code)
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_script_traceback(exc: BaseException, script: str) -> None:
+    """Print the traceback as Python would, starting at the script's frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb = tb.tb_next
+    if tb is None:
+        tb = exc.__traceback__
+    sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+
+
+def execute_script(script: str | os.PathLike, argv: Sequence[str] | None = None) -> tuple[int, dict]:
+    """Run ``script`` as ``__main__`` in this process; return ``(exit_code, globals)``.
+
+    ``sys.argv`` becomes ``argv`` (default ``[script]``) and the script's
+    directory goes first on ``sys.path``. ``SystemExit`` gives its code; an
+    uncaught exception prints its traceback and gives 1, as Python does. The
+    module globals are returned even when the script called ``sys.exit``.
+    """
+    given = os.fspath(script)
+    path = os.path.abspath(given)
+    with open(path, "rb") as f:
+        source = f.read()
+    module = types.ModuleType("__main__")
+    module.__dict__.update(
+        __file__=path, __cached__=None, __loader__=None, __spec__=None,
+        __package__=None, __builtins__=builtins,
+    )
+    sys.argv = list(argv) if argv is not None else [given]
+    script_dir = os.path.dirname(os.path.realpath(path))
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        sys.path[0] = script_dir
+    elif not sys.path or sys.path[0] != script_dir:
+        sys.path.insert(0, script_dir)
+    sys.modules["__main__"] = module
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+    except SystemExit as exc:
+        return _exit_code(exc.code), module.__dict__
+    except BaseException as exc:  # noqa: B902 - mirror the interpreter
+        _print_script_traceback(exc, path)
+        return 1, module.__dict__
+    finally:
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
+    return 0, module.__dict__
+
+
+# -- the child process ------------------------------------------------------
+
+def package_root() -> str:
+    """The directory that holds the ``tapeshift`` package (a checkout or site-packages)."""
+    import tapeshift
+
+    return os.path.dirname(os.path.dirname(os.path.realpath(tapeshift.__file__)))
+
+
+_BOOTSTRAP = (
+    "import sys\n"
+    "sys.path.insert(0, {root!r})\n"
+    "try:\n"
+    "    from tapeshift.migrate.legacy.capture import main\n"
+    "finally:\n"
+    "    del sys.path[0]\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def runner_command(
+    script: str | os.PathLike,
+    script_args: Sequence[str] = (),
+    *,
+    legacy: bool,
+    capture_dir: str | os.PathLike | None = None,
+    user_paths: Sequence[str | os.PathLike] = (),
+    python: str | None = None,
+) -> list[str]:
+    """The command line that runs ``script`` in a child Python.
+
+    ``legacy=True`` runs it as a TF1 script (run-legacy); ``capture_dir``
+    makes the child write the script's final numeric globals there (see
+    :mod:`tapeshift.migrate.legacy.capture`). Works from a checkout and when installed.
+    """
+    cmd = [python or sys.executable, "-c", _BOOTSTRAP.format(root=package_root())]
+    if legacy:
+        cmd.append("--legacy")
+    if capture_dir is not None:
+        cmd += ["--capture", os.fspath(capture_dir)]
+    for p in user_paths:
+        cmd += ["--user-path", os.fspath(p)]
+    cmd += ["--", os.fspath(script), *map(str, script_args)]
+    return cmd
+
+
+def _signal_exit(code: int) -> int:
+    return 128 - code if code < 0 else code
+
+
+def run_legacy(script: str | os.PathLike, script_args: Sequence[str] = (),
+               *, user_paths: Sequence[str | os.PathLike] = ()) -> int:
+    """Run ``script`` under run-legacy with inherited stdin/stdout/stderr; return its exit code."""
+    proc = subprocess.Popen(runner_command(script, script_args, legacy=True, user_paths=user_paths))
+    while True:
+        try:
+            return _signal_exit(proc.wait())
+        except KeyboardInterrupt:  # the child got SIGINT too; let it finish
+            continue
+
+
+# -- the subcommand ---------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "The script runs unmodified: `import tensorflow as tf` gives tensorflow.compat.v1 with\n"
+        "TF2 behaviour disabled; tf.contrib.slim, tf.contrib.layers and tf.contrib.framework\n"
+        "come from tf_slim; any other tf.contrib module raises an error naming its\n"
+        "replacement. With Keras 3, tf.layers (tf.compat.v1.layers) comes from tf-keras'\n"
+        "legacy layers, the module TF_USE_LEGACY_KERAS=1 would give (tf.keras is left as\n"
+        "installed). Only imports made by the script and modules under its directory (and\n"
+        "any --user-path) are redirected. Arguments, stdout, stderr and the exit code pass\n"
+        "through; options for tapeshift go before SCRIPT."
+    )
+    parser.add_argument(
+        "--user-path", action="append", default=[], metavar="DIR",
+        help="also redirect TensorFlow imports of modules under DIR (repeatable)",
+    )
+    parser.add_argument("script", metavar="SCRIPT", help="the TF1 script to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
+                        help="arguments passed to the script")
+
+
+def run(args: argparse.Namespace) -> int:
+    script = Path(args.script)
+    if not script.is_file():
+        print(f"tapeshift run-legacy: no such script: {script}", file=sys.stderr)
+        return 2
+    return run_legacy(script, args.args, user_paths=args.user_path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``tapeshift run-legacy ARGS``: the command line's own parsing and exit codes."""
+    from tapeshift.migrate.commands.cli import main as cli_main
+
+    return cli_main(["run-legacy", *(sys.argv[1:] if argv is None else argv)])
+
+
+__all__ = [
+    "CONTRIB_REPLACEMENTS", "CONTRIB_TF_SLIM", "ContribAttributeError", "ContribModuleError",
+    "LegacyCompat", "LegacyImports", "LegacyLayersError", "LegacyTensorFlow", "contrib_message",
+    "enable_legacy_behavior", "execute_script", "legacy_layers", "run_legacy", "runner_command",
+]

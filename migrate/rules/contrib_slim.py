@@ -1,0 +1,250 @@
+"""``tf.contrib.slim`` / ``layers`` / ``framework`` -> ``tf_slim``; other ``tf.contrib`` reported.
+
+``tf.contrib`` is gone in TF2, in ``tensorflow.compat.v1`` too, so a file that
+uses it breaks in either form unless its contrib names move. The ones tf-slim
+still provides move to ``tf_slim`` (a name tf-slim does not export is left and
+reported); every other contrib module is reported with its maintained
+replacement (``tapeshift.migrate.engine.contrib_table``). Files that use tf-slim stay in graph mode for
+now (TS118): slim layers create their variables when called, which an eager
+rewrite must not repeat.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import QualifiedNameProvider
+
+from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
+from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
+from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
+
+DESCRIPTION = "tf.contrib.slim/layers/framework -> tf_slim; other tf.contrib modules reported"
+
+_EXPORTS = {"tf_slim": TF_SLIM, "tf_slim.layers": TF_SLIM_LAYERS}
+
+
+def slim_target(api: str) -> Optional[str]:
+    """``contrib.slim.fully_connected`` -> ``tf_slim.fully_connected``; None if not provided."""
+    parts = api.split(".")
+    if len(parts) < 2 or parts[0] != "contrib" or parts[1] not in CONTRIB_TF_SLIM:
+        return None
+    module = CONTRIB_TF_SLIM[parts[1]]
+    if len(parts) == 2:
+        return module
+    if module == "tf_slim" and parts[2] == "layers":  # tf.contrib.slim.layers.X
+        module, parts = "tf_slim.layers", parts[1:]
+    if parts[2] not in _EXPORTS[module]:
+        if module == "tf_slim.layers" and parts[2] in TF_SLIM:
+            module = "tf_slim"  # e.g. contrib.layers.xavier_initializer is tf_slim's top level
+        else:
+            return None
+    return ".".join([module, *parts[2:]])
+
+
+class ContribToTfSlim(TapeshiftCodemod):
+    DESCRIPTION = DESCRIPTION
+    RULE = "contrib"
+
+    def __init__(self, context):
+        super().__init__(context)
+        self._slim_used = False
+        self._as_import = {}  # `slim = tf.contrib.slim` statement -> (module, bound name)
+
+    # -- `slim = tf.contrib.slim` becomes `import tf_slim as slim` ------------
+    def visit_Module(self, node: cst.Module) -> bool:
+        # every tf.contrib reference, import or alias spells "contrib": without it
+        # only leave_Module has anything to do (TS118 for a file using tf_slim)
+        spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
+        return spelled is None or "contrib" in spelled
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign):
+            return
+        assign = node.body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return
+        api = self.tf_api_name(assign.value)
+        if api is not None and api.count(".") == 1 and slim_target(api) is not None:
+            self._as_import[node] = (slim_target(api), assign.targets[0].target.value)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if original_node not in self._as_import:
+            return updated_node
+        module, bound = self._as_import[original_node]
+        self._slim_used = True
+        self.record_change(original_node, f"{bound} = tf.contrib... -> import {module} as {bound}")
+        return updated_node.with_changes(body=[cst.Import(names=[cst.ImportAlias(
+            name=cst.parse_expression(module), asname=cst.AsName(name=cst.Name(bound)))])])
+
+    # -- references: tf.contrib.slim.fully_connected ------------------------
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        api = self.tf_api_name(original_node)
+        if api is None or not api.startswith("contrib.") or self._is_import_value(original_node):
+            return updated_node
+        parts = api.split(".")
+        target = slim_target(api)
+        if target is None:
+            if len(parts) == 2 and parts[1] not in CONTRIB_TF_SLIM:
+                self._report_gone(original_node, parts[1])
+            elif len(parts) >= 3 and parts[1] in CONTRIB_TF_SLIM:
+                self.report("TS117", original_node, f"tf.{api} is not exported by tf-slim; "
+                            "left as it was (it fails on TF2)")
+            return updated_node
+        self._slim_used = True
+        AddImportsVisitor.add_needed_import(self.context, "tf_slim")
+        self.record_change(original_node, f"tf.{api} -> {target}")
+        return cst.parse_expression(target).with_changes(lpar=updated_node.lpar,
+                                                         rpar=updated_node.rpar)
+
+    # -- imports ---------------------------------------------------------------
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        names = []
+        for alias in updated_node.names:
+            dotted = code_of(alias.name)
+            if dotted.startswith("tensorflow.contrib.") and alias.asname is not None:
+                target = slim_target(dotted[len("tensorflow."):])
+                if target is not None:
+                    self._slim_used = True
+                    self.record_change(original_node, f"import {dotted} -> import {target}")
+                    alias = alias.with_changes(name=cst.parse_expression(target))
+                else:
+                    self._report_gone(original_node, dotted.split(".")[2])
+            names.append(alias)
+        return updated_node.with_changes(names=names)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        if updated_node.module is None or isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        module = code_of(updated_node.module)
+        if module == "tensorflow.contrib":
+            return self._from_contrib(original_node, updated_node)
+        if not module.startswith("tensorflow.contrib."):
+            return updated_node
+        target = slim_target(module[len("tensorflow."):])
+        if target is None:
+            self._report_gone(original_node, module.split(".")[2])
+            return updated_node
+        exported = _EXPORTS.get(target, TF_SLIM)
+        if target == "tf_slim.layers" and all(
+                code_of(a.name) not in exported and code_of(a.name) in TF_SLIM
+                for a in updated_node.names):
+            target, exported = "tf_slim", TF_SLIM  # from contrib.layers import xavier_initializer
+        missing = [code_of(a.name) for a in updated_node.names if code_of(a.name) not in exported]
+        if missing:
+            self.report("TS117", original_node, f"{', '.join(missing)} not exported by "
+                        f"{target}; the import was left as it was (it fails on TF2)")
+            return updated_node
+        self._slim_used = True
+        self.record_change(original_node, f"from {module} -> from {target}")
+        return updated_node.with_changes(module=cst.parse_expression(target))
+
+    def _from_contrib(self, original_node, updated_node):
+        """``from tensorflow.contrib import slim`` -> ``import tf_slim as slim``."""
+        if len(updated_node.names) != 1:
+            self.report("TS117", original_node, "several tf.contrib modules imported in one "
+                        "statement; left as it was")
+            return updated_node
+        alias = updated_node.names[0]
+        name = code_of(alias.name)
+        target = CONTRIB_TF_SLIM.get(name)
+        if target is None:
+            self._report_gone(original_node, name)
+            return updated_node
+        bound = code_of(alias.asname.name) if alias.asname else name
+        self._slim_used = True
+        self.record_change(original_node, f"from tensorflow.contrib import {name} -> "
+                                          f"import {target} as {bound}")
+        return cst.Import(names=[cst.ImportAlias(
+            name=cst.parse_expression(target),
+            asname=cst.AsName(name=cst.Name(bound)))])
+
+    def _is_import_value(self, node: cst.Attribute) -> bool:
+        return any(stmt.body[0].value is node for stmt in self._as_import)
+
+    def _report_gone(self, node, name: str) -> None:
+        advice = CONTRIB_REPLACEMENTS.get(name, "no maintained replacement is known")
+        self.report("TS117", node, f"tf.contrib.{name} is gone in TensorFlow 2 (compat.v1 "
+                    f"included); use {advice}")
+
+    def leave_Module(self, original_node, updated_node):
+        if _imports_tf_slim(original_node) and not self._slim_used \
+                and self._slim_only_in_templates(original_node):
+            return updated_node  # tape form already: model functions share their variables
+        if self._slim_used or _imports_tf_slim(original_node):
+            note = ""
+            if spells(self.context, original_node, "batch_norm"):
+                note = ("; tf-slim 1.1.0's batch_norm fails on TensorFlow >= 2.16 as shipped "
+                        "(call tapeshift.compat.slim.install_tf_slim_fixes() first, as run-legacy does)")
+            self.report("TS118", original_node, "uses tf-slim: install it (pip install tf-slim); "
+                        f"slim model code stays in graph mode for now{note}")
+        return updated_node
+
+
+    def _slim_only_in_templates(self, module: cst.Module) -> bool:
+        """Every tf-slim call sits in a function rebound to
+        ``tf.compat.v1.make_template(..., f)`` (what the feeds rule writes)."""
+        wrapped: set = set()
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], cst.Assign):
+                value = stmt.body[0].value
+                if isinstance(value, cst.Call) and self.is_tf(value.func, "make_template") \
+                        and len(value.args) > 1 and isinstance(value.args[1].value, cst.Name):
+                    wrapped.add(value.args[1].value.value)
+        return bool(wrapped) and slim_calls_only_in(
+            self, module, lambda fn: fn.name.value in wrapped)
+
+
+def slim_calls_only_in(rule: TapeshiftCodemod, module: cst.Module,
+                       inside: Callable[[cst.FunctionDef], bool]) -> bool:
+    """No tf-slim call in ``module`` outside the functions ``inside`` accepts
+    (``arg_scope`` aside: a context manager that runs as well in eager code)."""
+    outside = False
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return not inside(node)
+
+        def visit_Call(self, call: cst.Call) -> bool:
+            nonlocal outside
+            outside = outside or is_slim_call(rule, call)
+            return not outside
+
+    module.visit(_V())
+    return not outside
+
+
+def is_slim_call(rule: TapeshiftCodemod, call: cst.Call) -> bool:
+    """``call`` calls a tf-slim function other than ``arg_scope``."""
+    try:
+        qualified = rule.get_metadata(QualifiedNameProvider, call.func, set())
+    except KeyError:
+        return False
+    return any(q.name.startswith("tf_slim.") and not q.name.endswith("arg_scope")
+               for q in qualified)
+
+
+def spells(context, module: cst.Module, text: str) -> bool:
+    """``text`` (a run of word characters) appears in the module's code; told from
+    the identifiers the pipeline lists, when it does (no second print of the tree)."""
+    spelled = context.scratch.get(SCRATCH_IDENTIFIERS)
+    if spelled is None:
+        return text in module.code
+    return any(text in word for word in spelled)
+
+
+def _imports_tf_slim(module: cst.Module) -> bool:
+    """The file already uses tf_slim (a migrated file, migrated again, stays in graph mode)."""
+    for node in module.body:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, cst.Import) and any(
+                        code_of(a.name).split(".")[0] == "tf_slim" for a in small.names):
+                    return True
+                if isinstance(small, cst.ImportFrom) and small.module is not None \
+                        and code_of(small.module).split(".")[0] == "tf_slim":
+                    return True
+    return False

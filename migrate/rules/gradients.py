@@ -1,0 +1,530 @@
+"""``tf.gradients(ys, xs, ...)`` -> ``tape.gradient(ys, xs, ...)`` inside a GradientTape.
+
+The tape is placed around exactly the forward computation the gradients need:
+the statements that lie on a name-level path from a source to a target. More
+than one gradient from a tape makes it ``persistent=True`` (and it is deleted
+after its last use); a gradient of a gradient gets a nested, outer tape; a
+source that is not a variable and is not computed from one inside the tape is
+``tape.watch``-ed.
+
+TensorFlow's list semantics are kept exactly (docs/tf1-vs-tf2.md, section 2):
+``tf.gradients(l, W)[0]`` -> ``tape.gradient(l, W)``; a bare
+``tf.gradients(l, W)`` stays a one-element list; ``g, = tf.gradients(l, W)``
+becomes ``g = tape.gradient(l, W)``; a list of sources gives a list; several
+targets are summed by both. ``grad_ys`` (keyword or third positional argument)
+becomes ``output_gradients=``.
+
+What cannot be placed safely is left as it was, with a finding saying why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from tapeshift.migrate.engine.rule import (
+    KindMixin,
+    TapeshiftCodemod,
+    all_names,
+    code_of,
+    fresh_name,
+    keyword_arg,
+    tf_module_alias,
+)
+from tapeshift.migrate.engine.toolkit.dataflow import (
+    backward_slice,
+    block_info,
+    forward_dependents,
+    last_def,
+)
+from tapeshift.migrate.engine.toolkit.walk import children
+
+#: tf.gradients' parameters, in positional order.
+GRADIENTS_PARAMS = (
+    "ys", "xs", "grad_ys", "name", "colocate_gradients_with_ops",
+    "gate_gradients", "aggregation_method", "stop_gradients", "unconnected_gradients",
+)
+#: Arguments that only steer graph construction; dropped (TS110).
+GRAPH_ONLY_PARAMS = frozenset({
+    "name", "colocate_gradients_with_ops", "gate_gradients", "aggregation_method",
+})
+#: TF functions that call Python functions inside graph control flow.
+CONTROL_FLOW_FUNCS = frozenset({
+    "while_loop", "map_fn", "cond", "case", "switch_case", "scan", "foldl", "foldr",
+    "py_func", "py_function", "numpy_function", "vectorized_map",
+})
+
+_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass
+class _GradCall:
+    call: cst.Call
+    parent: cst.CSTNode
+    grand: Optional[cst.CSTNode]
+    stmt_index: int
+    args: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    ys: List[str] = field(default_factory=list)
+    xs: List[str] = field(default_factory=list)
+    xs_is_list: bool = False
+    slice: Set[int] = field(default_factory=set)
+    defs: Dict[str, int] = field(default_factory=dict)
+    level: int = 0
+
+
+@dataclass
+class _Plan:
+    regions: List[Tuple[int, int]]
+    tapes: List[str]
+    persistent: List[bool]
+    pre_watch: List[List[str]]
+    post_watch: Dict[int, List[Tuple[str, str]]]
+    delete_after: Dict[int, List[str]]
+    moved: Dict[int, List[int]] = field(default_factory=dict)
+
+
+def _is_main_guard(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.If) and "__name__" in code_of(node.test)
+
+
+class GradientsToTape(KindMixin, TapeshiftCodemod):
+    DESCRIPTION = "Rewrite tf.gradients into tape.gradient with a GradientTape around the forward computation."
+    RULE = "gradients"
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._call_mode: Dict[cst.Call, Tuple[str, str]] = {}  # call -> (tape, "bare"|"list")
+        self._subscripts: Set[cst.Subscript] = set()
+        self._unpacks: Set[cst.Assign] = set()
+        self._plans: Dict[cst.CSTNode, _Plan] = {}
+        self._alias = "tf"
+        self._variable_owners: Set[str] = set()  # names whose .trainable_variables are sources
+
+    # ------------------------------------------------------------------
+    # analysis
+    # ------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> bool:
+        found: List[Tuple[cst.Call, List[cst.CSTNode]]] = []
+        cf_funcs: Set[str] = set()
+
+        def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
+            if isinstance(n, cst.Call):
+                name = self.tf_api_name(n.func)
+                if name == "gradients":
+                    found.append((n, list(stack)))
+                elif name in CONTROL_FLOW_FUNCS:
+                    for arg in n.args:
+                        if isinstance(arg.value, cst.Name):
+                            cf_funcs.add(arg.value.value)
+            stack.append(n)
+            for child in children(n):
+                walk(child, stack)
+            stack.pop()
+
+        walk(node, [])
+        if not found:
+            return True
+        kinds, elements = self.infer_kinds(node)
+        by_block: Dict[cst.CSTNode, List[_GradCall]] = {}
+        failed: Set[cst.CSTNode] = set()
+        for call, stack in found:
+            located = self._locate(call, stack, cf_funcs)
+            if located is None:
+                continue
+            block, index = located
+            gc = _GradCall(call=call, parent=stack[-1],
+                           grand=stack[-2] if len(stack) > 1 else None, stmt_index=index)
+            by_block.setdefault(block, []).append(gc)
+            if not self._parse(gc, kinds, elements):
+                failed.add(block)
+        taken = all_names(node)
+        alias = tf_module_alias(node)
+        if alias is None:
+            alias = "tf" if "tf" not in taken else fresh_name("tensorflow_", taken)
+            self._needs_import = alias
+        else:
+            self._needs_import = None
+        self._alias = alias
+        for block, calls in by_block.items():
+            if block in failed:
+                continue
+            plan = self._plan(block, calls, kinds, taken)
+            if plan is not None:
+                self._plans[block] = plan
+        return True
+
+    def _locate(self, call: cst.Call, stack: List[cst.CSTNode], cf_funcs: Set[str]):
+        """(block, statement index) of the statement holding ``call``, or None."""
+        for k in range(len(stack) - 1, -1, -1):
+            n = stack[k]
+            if isinstance(n, _SCOPES):
+                self.report("TS103", call, "tf.gradients inside a lambda or comprehension")
+                return None
+            if isinstance(n, cst.BaseCompoundStatement):
+                self.report("TS103", call, "tf.gradients in the header of a compound statement")
+                return None
+            if isinstance(n, cst.SimpleStatementLine):
+                parent = stack[k - 1]
+                if isinstance(parent, cst.Module):
+                    return parent, parent.body.index(n)
+                owner = stack[k - 2]
+                if isinstance(owner, cst.FunctionDef):
+                    if owner.name.value in cf_funcs:
+                        self.report("TS103", call,
+                                    f"tf.gradients inside `{owner.name.value}`, which is run "
+                                    "by TensorFlow control flow (while_loop, map_fn, ...)")
+                        return None
+                    return parent, parent.body.index(n)
+                if _is_main_guard(owner) and owner.body is parent:
+                    return parent, parent.body.index(n)
+                kind = type(owner).__name__.lower()
+                self.report("TS103", call, f"tf.gradients inside a `{kind}` block")
+                return None
+        return None
+
+    def _parse(self, gc: _GradCall, kinds: dict, elements: dict) -> bool:
+        call = gc.call
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                self.report("TS104", call, "tf.gradients called with *args or **kwargs")
+                return False
+            key = arg.keyword.value if arg.keyword is not None else (
+                GRADIENTS_PARAMS[i] if i < len(GRADIENTS_PARAMS) else None)
+            if key is None or key not in GRADIENTS_PARAMS:
+                self.report("TS104", call, "tf.gradients called with unknown arguments")
+                return False
+            gc.args[key] = arg.value
+        if "ys" not in gc.args or "xs" not in gc.args:
+            self.report("TS104", call, "tf.gradients called without ys and xs")
+            return False
+        if "stop_gradients" in gc.args:
+            self.report("TS102", call, "tf.gradients(..., stop_gradients=...) has no "
+                        "GradientTape equivalent; put tf.stop_gradient in the forward code")
+            return False
+        ys = gc.args["ys"]
+        if isinstance(ys, cst.Name):
+            gc.ys = [ys.value]
+        elif isinstance(ys, (cst.List, cst.Tuple)) and all(
+                isinstance(e.value, cst.Name) for e in ys.elements):
+            gc.ys = [e.value.value for e in ys.elements]
+        else:
+            self.report("TS104", call, f"the targets `{code_of(ys)}` are not a name or a list of names")
+            return False
+        xs = gc.args["xs"]
+        if isinstance(xs, cst.Name):
+            kind = kinds.get(xs.value, "unknown")
+            if kind in ("variable", "tensor"):
+                gc.xs = [xs.value]
+            elif kind == "list" and xs.value in elements:
+                gc.xs = list(elements[xs.value])
+                gc.xs_is_list = True
+            else:
+                self.report("TS104", call, f"cannot tell whether the sources `{xs.value}` "
+                            "are a tensor or a list (TensorFlow's list semantics would be lost)")
+                return False
+        elif isinstance(xs, (cst.List, cst.Tuple)) and all(
+                isinstance(e.value, cst.Name) for e in xs.elements):
+            gc.xs = [e.value.value for e in xs.elements]
+            gc.xs_is_list = True
+        elif isinstance(xs, cst.Attribute) and isinstance(xs.value, cst.Name) \
+                and xs.attr.value == "trainable_variables":
+            # a make_template function's variables: a list of trainable variables,
+            # created by the calls the tape records (so never watched by hand)
+            gc.xs = [xs.value.value]
+            gc.xs_is_list = True
+            self._variable_owners.add(xs.value.value)
+        else:
+            self.report("TS104", call, f"the sources `{code_of(xs)}` are not a name or a list of names")
+            return False
+        return True
+
+    def _plan(self, block, calls: List[_GradCall], kinds: dict, taken: Set[str]) -> Optional[_Plan]:
+        body = list(block.body)
+        stmts = block_info(body)
+        ok = True
+        calls.sort(key=lambda c: c.stmt_index)
+        for gc in calls:
+            gi = gc.stmt_index
+            back = backward_slice(stmts, set(gc.ys), gi)
+            gc.defs = {x: last_def(stmts, x, gi) for x in gc.xs}
+            fwd = forward_dependents(stmts, gc.defs, gi)
+            gc.slice = back & fwd
+            if not gc.slice:
+                self.report("TS111", gc.call, f"no computation from `{', '.join(gc.xs)}` to "
+                            f"`{', '.join(gc.ys)}` was found in this block")
+                ok = False
+        if not ok:
+            return None
+        for gc in calls:
+            for other in calls:
+                if other.stmt_index in gc.slice:
+                    gc.level = max(gc.level, other.level + 1)
+        top = max(gc.level for gc in calls)
+        regions: List[Tuple[int, int]] = []
+        moved: Dict[int, Set[int]] = {}
+        for level in range(top + 1):
+            members = [gc for gc in calls if gc.level == level]
+            start = min(min(gc.slice) for gc in members)
+            end = max(max(gc.slice) for gc in members)
+            if regions:
+                start = min(start, regions[-1][0])
+                end = max(end, regions[-1][1])
+            for gc in members:
+                if gc.stmt_index <= end:
+                    if self._movable(stmts, gc.stmt_index, end):
+                        moved.setdefault(level, set()).add(gc.stmt_index)
+                        continue
+                    line, _ = self.position(body[end])
+                    self.report("TS105", gc.call, "this gradient is taken inside the forward "
+                                f"computation of its tape (which ends at line {line})")
+                    ok = False
+            regions.append((start, end))
+        if not ok:
+            return None
+        tapes: List[str] = []
+        used = set(taken)
+        for level in range(top + 1):
+            base = "tape" if level == 0 else ("outer_tape" if level == 1 else f"outer{level}_tape")
+            name = fresh_name(base, used)
+            used.add(name)
+            tapes.append(name)
+        persistent = [sum(1 for gc in calls if gc.level == lv) > 1 for lv in range(top + 1)]
+
+        # tape.watch for sources that are not variables
+        variables = {n for n, k in kinds.items() if k == "variable"} | self._variable_owners
+        pre_watch: List[List[str]] = []
+        post_watch: Dict[int, List[Tuple[str, str]]] = {}
+        for level in range(top + 1):
+            start, end = regions[level]
+            tape = tapes[level]
+            sources: Dict[str, int] = {}
+            for gc in calls:
+                if gc.level == level:
+                    for x in gc.xs:
+                        sources.setdefault(x, gc.defs[x])
+            pre = [x for x, d in sources.items() if x not in variables and d < start]
+            inside = {d: x for x, d in sources.items() if x not in variables and d >= start}
+            tainted = {v for v in variables if last_def(stmts, v, start) >= -1} | set(pre)
+            # a variable defined inside the region is watched from its definition on
+            tainted -= {v for v in variables if start <= last_def(stmts, v, end + 1) <= end}
+            for j in range(start, end + 1):
+                st = stmts[j]
+                recorded = bool(st.reads & tainted)
+                if recorded:
+                    tainted |= st.writes
+                tainted |= st.writes & variables
+                if j in inside:
+                    x = inside[j]
+                    if not recorded:
+                        post_watch.setdefault(j, []).append((tape, x))
+                    tainted.add(x)
+            pre_watch.append(pre)
+
+        delete_after: Dict[int, List[str]] = {}
+        for level in range(top + 1):
+            if persistent[level]:
+                last = max(gc.stmt_index for gc in calls if gc.level == level)
+                if any(isinstance(s, cst.Return) for s in body[last].body):
+                    continue
+                # keep a visual group together: delete after the statements that
+                # directly follow the last gradient without a blank line
+                results: Set[str] = set()
+                for gc in calls:
+                    if gc.level == level:
+                        results |= stmts[gc.stmt_index].writes
+                while (last + 1 < len(body)
+                       and isinstance(body[last + 1], cst.SimpleStatementLine)
+                       and not body[last + 1].leading_lines
+                       and all(isinstance(s, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+                               for s in body[last + 1].body)
+                       and stmts[last + 1].reads & results):
+                    results |= stmts[last + 1].writes
+                    last += 1
+                delete_after.setdefault(last, []).append(tapes[level])
+
+        # record the call rewrites
+        for gc in calls:
+            tape = tapes[gc.level]
+            dropped = sorted(k for k in gc.args if k in GRAPH_ONLY_PARAMS)
+            if dropped:
+                self.report("TS110", gc.call, "dropped tf.gradients argument(s) with no meaning "
+                            f"in eager mode: {', '.join(dropped)}")
+            new_call = code_of(self._tape_call(gc.call, tape))
+            old = code_of(gc.call)
+            if gc.xs_is_list:
+                self._call_mode[gc.call] = (tape, "bare")
+                shown = new_call
+            elif (isinstance(gc.parent, cst.Subscript) and gc.parent.value is gc.call
+                  and len(gc.parent.slice) == 1
+                  and isinstance(gc.parent.slice[0].slice, cst.Index)
+                  and isinstance(gc.parent.slice[0].slice.value, cst.Integer)
+                  and gc.parent.slice[0].slice.value.value in ("0", "-1")):
+                self._call_mode[gc.call] = (tape, "bare")
+                self._subscripts.add(gc.parent)
+                old = code_of(gc.parent)
+                shown = new_call
+            elif (isinstance(gc.parent, cst.Assign) and len(gc.parent.targets) == 1
+                  and isinstance(gc.parent.targets[0].target, (cst.Tuple, cst.List))
+                  and len(gc.parent.targets[0].target.elements) == 1
+                  and isinstance(gc.parent.targets[0].target.elements[0].value, cst.Name)):
+                self._call_mode[gc.call] = (tape, "bare")
+                self._unpacks.add(gc.parent)
+                old = f"{code_of(gc.parent.targets[0].target)} = {old}"
+                shown = f"{code_of(gc.parent.targets[0].target.elements[0].value)} = {new_call}"
+            else:
+                self._call_mode[gc.call] = (tape, "list")
+                shown = f"[{new_call}]"
+            self.record_change(gc.call, f"{' '.join(old.split())} -> {' '.join(shown.split())}")
+        for level, (start, end) in enumerate(regions):
+            # no line numbers in the text: a pre-rule may have moved these lines
+            # (the change's own position is mapped back to the original file)
+            count = end - start + 1
+            args = "persistent=True" if persistent[level] else ""
+            self.record_change(body[start], f"{count} statement{'s' if count > 1 else ''} from "
+                               f"here recorded by `with GradientTape({args}) as {tapes[level]}:`")
+        for level, indices in moved.items():
+            for j in sorted(indices):
+                self.record_change(body[j], f"gradient moved after the `with` block of "
+                                   f"{tapes[level]} (nothing in the block reads it)")
+        return _Plan(regions, tapes, persistent, pre_watch, post_watch, delete_after,
+                     {lv: sorted(ix) for lv, ix in moved.items()})
+
+    @staticmethod
+    def _movable(stmts, g: int, end: int) -> bool:
+        """A gradient assignment inside its tape's block can go after the block
+        when nothing after it in the block reads what it binds or rebinds what
+        it reads or binds."""
+        node = stmts[g].node
+        if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1
+                and isinstance(node.body[0], cst.Assign)):
+            return False
+        writes, reads = stmts[g].writes, stmts[g].reads
+        for j in range(g + 1, end + 1):
+            if stmts[j].reads & writes or stmts[j].writes & (writes | reads):
+                return False
+        return True
+
+    # ------------------------------------------------------------------
+    # rewriting
+    # ------------------------------------------------------------------
+    def _tape_call(self, call: cst.Call, tape: str) -> cst.Call:
+        values: Dict[str, cst.BaseExpression] = {}
+        for i, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else GRADIENTS_PARAMS[i]
+            values[key] = arg.value
+        xs = values["xs"]
+        if isinstance(xs, cst.Tuple):
+            xs = cst.List(elements=xs.elements)
+        args = [cst.Arg(value=values["ys"]), cst.Arg(value=xs)]
+        if "grad_ys" in values:
+            args.append(keyword_arg("output_gradients", values["grad_ys"]))
+        if "unconnected_gradients" in values:
+            args.append(keyword_arg("unconnected_gradients", values["unconnected_gradients"]))
+        return cst.Call(func=cst.Attribute(value=cst.Name(tape), attr=cst.Name("gradient")),
+                        args=args)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        mode = self._call_mode.get(original_node)
+        if mode is None:
+            return updated_node
+        tape, how = mode
+        new = self._tape_call(updated_node, tape)
+        if how == "list":
+            return cst.List(elements=[cst.Element(value=new)])
+        return new
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript):
+        if original_node in self._subscripts:
+            return updated_node.value
+        return updated_node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if original_node in self._unpacks:
+            target = updated_node.targets[0].target.elements[0].value
+            return updated_node.with_changes(
+                targets=[updated_node.targets[0].with_changes(target=target)])
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        plan = self._plans.get(original_node)
+        if plan is None:
+            return updated_node
+        return updated_node.with_changes(body=self._apply(list(updated_node.body), plan))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        plan = self._plans.get(original_node)
+        if plan is not None:
+            updated_node = updated_node.with_changes(body=self._apply(list(updated_node.body), plan))
+        if self._plans:
+            if self._needs_import:
+                AddImportsVisitor.add_needed_import(self.context, "tensorflow",
+                                                    asname=self._needs_import)
+            self._remove_from_imports(original_node)
+        return updated_node
+
+    def _remove_from_imports(self, module: cst.Module) -> None:
+        self.remove_tf_from_imports(module, lambda name, bound: name == "gradients")
+
+    def _statement(self, code: str) -> cst.SimpleStatementLine:
+        return cst.parse_statement(code + "\n")
+
+    def _apply(self, body: List[cst.CSTNode], plan: _Plan) -> List[cst.CSTNode]:
+        def with_watches(j: int) -> List[cst.CSTNode]:
+            stmt = body[j]
+            # blank lines moved into a block must not pick up its indentation
+            lines = [ln.with_changes(indent=False) if ln.comment is None else ln
+                     for ln in stmt.leading_lines]
+            out = [stmt.with_changes(leading_lines=lines)]
+            for tape, x in plan.post_watch.get(j, []):
+                out.append(self._statement(f"{tape}.watch({x})"))
+            for tape in plan.delete_after.get(j, []):
+                out.append(self._statement(f"del {tape}"))
+            return out
+
+        skip = {j for indices in plan.moved.values() for j in indices}
+
+        def span(a: int, b: int) -> List[cst.CSTNode]:
+            out: List[cst.CSTNode] = []
+            for j in range(a, b + 1):
+                if j not in skip:
+                    out.extend(with_watches(j))
+            return out
+
+        def build(level: int) -> List[cst.CSTNode]:
+            start, end = plan.regions[level]
+            lead = body[start].leading_lines
+            body[start] = body[start].with_changes(leading_lines=())
+            content: List[cst.CSTNode] = [
+                self._statement(f"{plan.tapes[level]}.watch({x})") for x in plan.pre_watch[level]]
+            if level == 0:
+                content.extend(span(start, end))
+            else:
+                s0, e0 = plan.regions[level - 1]
+                content.extend(span(start, s0 - 1))
+                content.extend(build(level - 1))
+                content.extend(span(e0 + 1, end))
+            args = "persistent=True" if plan.persistent[level] else ""
+            with_node = cst.With(
+                items=[cst.WithItem(
+                    item=cst.parse_expression(f"{self._alias}.GradientTape({args})"),
+                    asname=cst.AsName(name=cst.Name(plan.tapes[level])))],
+                body=cst.IndentedBlock(body=content),
+                leading_lines=lead,
+            )
+            after: List[cst.CSTNode] = []
+            for j in plan.moved.get(level, []):
+                after.extend(with_watches(j))
+            return [with_node, *after]
+
+        top = len(plan.regions) - 1
+        start, end = plan.regions[top]
+        out: List[cst.CSTNode] = list(body[:start])
+        out.extend(build(top))
+        for j in range(end + 1, len(body)):  # outside the tape: formatting untouched
+            out.append(body[j])
+            for tape in plan.delete_after.get(j, []):
+                out.append(self._statement(f"del {tape}"))
+        return out
