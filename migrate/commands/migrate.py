@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from tapeshift.migrate.commands.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
+from tapeshift.migrate.engine import registry
 from tapeshift.migrate.engine.findings import Severity
 from tapeshift.migrate.fileio.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from tapeshift.migrate.fileio.cache import Cache
@@ -66,13 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fix_argument(parser, "apply these `tapeshift check` fixes while migrating (they "
                              "change numbers, on purpose; the report says so). Without it "
                              "the chain-rule mistake is kept as written and reported")
-    parser.add_argument("--tf-function", action="store_true",
-                        help="make each step function the feeds rule writes for a "
-                             "sess.run a tf.function (default: plain eager functions)")
-    parser.add_argument("--keras-optimizers", action="store_true",
-                        help="map tf.compat.v1.train optimizers to tf.keras.optimizers and "
-                             "report each place that changes numbers (TS119); by default "
-                             "the v1 optimizers are kept: they keep every number")
+    for option in registry.options():  # the rules' opt-in behaviours
+        parser.add_argument(option.flag, action="store_true", dest=option.name, help=option.help)
     parser.add_argument("--verify", action="store_true",
                         help="run each changed file that runs as a script before and after "
                              "(tapeshift verify) and add the outcome to the report; "
@@ -214,8 +210,7 @@ def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
 # --------------------------------------------------------------------------
 def rule_options(args) -> tuple:
     """The pipeline's opt-in behaviours named by the flags."""
-    return tuple(option for option, on in (("tf_function", args.tf_function),
-                                           ("keras_optimizers", args.keras_optimizers)) if on)
+    return tuple(option.name for option in registry.options() if getattr(args, option.name, False))
 
 
 def run(args: argparse.Namespace) -> int:

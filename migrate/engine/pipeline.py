@@ -43,42 +43,25 @@ from tapeshift.migrate.engine.rule import (
     qualified_names,
 )
 from tapeshift.migrate.engine.toolkit.walk import nodes
-from tapeshift.migrate.rules.compat_fallback import CompatFallback
-from tapeshift.migrate.rules.compat_v1_imports import CompatV1ToTF2Imports
-from tapeshift.migrate.rules.contrib_slim import ContribToTfSlim
-from tapeshift.migrate.rules.custom_gradients import CustomGradientsToTape
-from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
-from tapeshift.migrate.rules.gradients import GradientsToTape
-from tapeshift.migrate.rules.keras_optimizers import OPTION as KERAS_OPTIMIZERS
-from tapeshift.migrate.rules.keras_optimizers import V1OptimizersToKeras
-from tapeshift.migrate.rules.layers_compat import LayersToTfKeras
-from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE, RenameTF1Names
-from tapeshift.migrate.rules.session import SessionToEager
-from tapeshift.migrate.rules.tf1_only import EAGER_UNSUPPORTED, TF1OnlyNames, TF1OnlyNamesLeft, tf1_only
-from tapeshift.migrate.engine.findings import REGISTRY, Change, Finding, Severity, make_finding
+from tapeshift.migrate.engine import registry
+from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE
+from tapeshift.migrate.rules.tf1_only import EAGER_UNSUPPORTED, tf1_only
+from tapeshift.migrate.engine.findings import REGISTRY, TS100, TS101, TS114, Change, Finding, Severity, make_finding
 from tapeshift.migrate.engine.positions import LineMap
 from tapeshift.migrate.engine.python_syntax import compile_quietly, parse
 from tapeshift.migrate.engine.screen import identifiers, may_act
 
 MODES = ("tape", "compat")
 
-#: Tape-form rules that run first, on the original source; the other tape rules
-#: read their output (they would otherwise block on what these rewrite away:
-#: TS112 for RegisterGradient / gradient_override_map, TS106 for get_default_graph).
-PRE_TAPE_RULES: Tuple[Type[Codemod], ...] = (
-    ContribToTfSlim, CustomGradientsToTape, FeedsToFunctions,
-)
-#: Tape-form rules, in the order they run.
-TAPE_RULES: Tuple[Type[Codemod], ...] = (
-    SessionToEager, GradientsToTape, RenameTF1Names, V1OptimizersToKeras, CompatV1ToTF2Imports,
-)
-#: Opt-in behaviours (``migrate_source(options=...)``, the command line's flags):
-#: step functions as tf.function; v1 optimizers mapped to Keras.
-OPTIONS = (TF_FUNCTION, KERAS_OPTIMIZERS)
-#: Checks that change nothing but can block tape form.
-TAPE_CHECKS: Tuple[Type[Codemod], ...] = (TF1OnlyNames,)
-#: Checks on the rules' output: nothing TF1-only may be left at all.
-TAPE_CHECKS_AFTER: Tuple[Type[Codemod], ...] = (TF1OnlyNamesLeft,)
+# Which rules run, and in what order, each rule declares itself (its PHASE and
+# ORDER, read through tapeshift.migrate.engine.registry). Tape form: the "pre" rules
+# on the original source (the others read their output: they would otherwise
+# block on what these rewrite away), then the "tape" rules in turn, with the
+# "check" rules (which change nothing but can block tape form) beside them and
+# the "check-after" rules on their output. Compat form: "compat-pre", the
+# fallback ("compat"), then "compat-post" on the fallback's output. Opt-in
+# behaviours (``migrate_source(options=...)``, the command line's flags) are
+# the rules' OPTIONs (registry.options()).
 
 #: False: every rule runs as LibCST runs a codemod on its own (a copy of the
 #: tree, all its metadata resolved for it alone, every rule on every file): the
@@ -286,7 +269,7 @@ def _blocks(findings: Sequence[Finding]) -> bool:
 
 
 def _internal(path: str, exc: BaseException) -> Finding:
-    return make_finding("TS114", path, 1, 1, f"internal error in the codemod: "
+    return make_finding(TS114.code, path, 1, 1, f"internal error in the codemod: "
                         f"{type(exc).__name__}: {exc}")
 
 
@@ -294,26 +277,35 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
             runner: Optional[_Runner] = None) -> MigrationResult:
     runner = runner or _Runner(path)
     try:
-        # tf.contrib is gone from compat.v1 too: its slim parts move to tf_slim first
-        slimmed, contrib_findings, contrib_changes = runner.run(ContribToTfSlim, tree)
-        fallback, findings, changes = runner.run(CompatFallback, slimmed)
-        # tf.compat.v1.layers is gone with Keras 3: the layers come from tf-keras (after
-        # the fallback, which must still see `from tensorflow import layers` as TensorFlow)
-        new, layers_findings, layers_changes = runner.run(LayersToTfKeras, fallback)
-        if layers_findings or layers_changes:
-            lines = LineMap(source, fallback.code)  # report lines of the file as written
-            contrib_findings = contrib_findings + lines.remap(layers_findings)
-            changes = changes + lines.remap(layers_changes)
-        output = new.code
+        # "compat-pre": tf.contrib is gone from compat.v1 too (its slim parts move to tf_slim)
+        before_findings: List[Finding] = []
+        changes: List[Change] = []
+        for rule in registry.phase("compat-pre"):
+            tree, f, c = runner.run(rule, tree)
+            before_findings += f
+            changes += c
+        findings = []
+        for rule in registry.phase("compat"):
+            tree, f, c = runner.run(rule, tree)
+            findings += f
+            changes += c
+        # "compat-post" reads the fallback's output: its lines are mapped back to the file's
+        fallback = tree
+        for rule in registry.phase("compat-post"):
+            tree, f, c = runner.run(rule, tree)
+            if f or c:
+                lines = LineMap(source, fallback.code)  # report lines of the file as written
+                before_findings += lines.remap(f)
+                changes += lines.remap(c)
+        output = tree.code
         compile_quietly(output, path)
     except Exception as exc:  # a codemod bug must never break the file
         return MigrationResult(path, source, source, "error", (*reasons, _internal(path, exc)))
     known = {(f.code, f.line, f.column) for f in reasons}
-    findings = [f for f in contrib_findings if (f.code, f.line, f.column) not in known] + findings
-    changes = contrib_changes + changes
+    findings = [f for f in before_findings if (f.code, f.line, f.column) not in known] + findings
     if reasons and output != source:
         line, col = _tf_import_position(source)
-        reasons = [*reasons, make_finding("TS101", path, line, col)]
+        reasons = [*reasons, make_finding(TS101.code, path, line, col)]
     mode = "compat" if output != source else "unchanged"
     return MigrationResult(path, source, output, mode, tuple(reasons + findings), tuple(changes))
 
@@ -322,7 +314,7 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
                    fix: Sequence[str] = (), options: Sequence[str] = ()) -> MigrationResult:
     """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
     file) or "compat" (only the fallback). ``options`` turn on opt-in
-    behaviours of the tape rules (:data:`OPTIONS`).
+    behaviours of the tape rules (their ``OPTION``: :func:`registry.options`).
 
     The ``tapeshift check`` rules run first and their findings join the
     report; numbers are kept (the chain-rule mistake stays as written) unless
@@ -330,9 +322,10 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    unknown = sorted(set(options) - set(OPTIONS))
+    known_options = registry.option_names()
+    unknown = sorted(set(options) - set(known_options))
     if unknown:
-        raise ValueError(f"unknown option(s) {unknown}; known: {list(OPTIONS)}")
+        raise ValueError(f"unknown option(s) {unknown}; known: {list(known_options)}")
     _, problem = requested_fixes([fix])
     if problem:
         raise ValueError(problem)
@@ -400,7 +393,7 @@ def _python2_hint(source: str) -> str:
 
 
 def _unparsable(source: str, path: str, exc: cst.ParserSyntaxError) -> MigrationResult:
-    finding = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
+    finding = make_finding(TS100.code, path, exc.raw_line, exc.raw_column + 1,
                            f"does not parse as Python 3{_python2_hint(source)}: {exc.message}")
     return MigrationResult(path, source, source, "error", (finding,))
 
@@ -412,7 +405,7 @@ def _not_python3(source: str, path: str) -> Optional[MigrationResult]:
     try:
         compile_quietly(source, path)
     except SyntaxError as exc:
-        finding = make_finding("TS100", path, exc.lineno or 1, exc.offset or 1,
+        finding = make_finding(TS100.code, path, exc.lineno or 1, exc.offset or 1,
                                f"does not compile as Python {sys.version_info[0]}."
                                f"{sys.version_info[1]}{_python2_hint(source)}: {exc.msg}")
         return MigrationResult(path, source, source, "error", (finding,))
@@ -444,7 +437,7 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
     if not tree.names.isdisjoint(OTHER_DEFAULTS) and _written_for_tf1(tree):
         shared[TF1_SOURCE] = True
     try:
-        for rule in PRE_TAPE_RULES:
+        for rule in registry.phase("pre"):
             tree, f, c = runner.run(rule, tree, shared)
             findings.extend(f)
             changes.extend(c)
@@ -463,8 +456,9 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
     # 1. every rule on that source: what it would change, what it cannot convert
     #    (the first rule's run on it is also the first step of the chain)
     first = None
+    tape_rules = registry.phase("tape")
     try:
-        for i, rule in enumerate((*TAPE_RULES, *TAPE_CHECKS)):
+        for i, rule in enumerate((*tape_rules, *registry.phase("check"))):
             out, f, c = runner.run(rule, tree, shared)
             if i == 0:
                 first = out
@@ -483,10 +477,10 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
     try:
         new = first
         leftover: List[Finding] = []
-        for rule in TAPE_RULES[1:]:
+        for rule in tape_rules[1:]:
             new, f, _ = runner.run(rule, new, shared)
             leftover.extend(f)
-        for rule in TAPE_CHECKS_AFTER:
+        for rule in registry.phase("check-after"):
             _, f, _ = runner.run(rule, new, shared)
             leftover.extend(f)
         if lines is not None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import re
 from contextlib import contextmanager
-from typing import Callable, Collection, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set
+from typing import (Callable, Collection, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set,
+                    Tuple, Union)
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
@@ -25,7 +26,7 @@ from tapeshift.migrate.engine.toolkit.names import import_qualified_names
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.toolkit.walk import (instance_test, no_attribute_hook, nodes, transform_module,
                                     walk)
-from tapeshift.migrate.engine.findings import REGISTRY, Change, Finding, Severity, make_finding
+from tapeshift.migrate.engine.findings import REGISTRY, Change, CodeInfo, Finding, Severity, make_finding
 
 SCRATCH_FINDINGS = "tapeshift.findings"
 SCRATCH_CHANGES = "tapeshift.changes"
@@ -215,7 +216,15 @@ class TapeshiftCodemod(VisitorBasedCodemodCommand):
     """
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+    # What a rule declares about itself, read by tapeshift.migrate.engine.registry
+    # (which documents each): its id, phase(s) and order within them, the codes
+    # it owns, the TF1-only names it handles, its opt-in option.
     RULE = "base"
+    PHASE: Union[str, Tuple[str, ...]] = ()
+    ORDER = 0
+    CODES: Tuple[CodeInfo, ...] = ()
+    HANDLES: FrozenSet[str] = frozenset()
+    OPTION = None
     #: Identifiers one of which a file must spell for this rule to change, report
     #: or share anything (declared by the class itself, not inherited); the
     #: pipeline does not run the rule on other files (``tapeshift.migrate.engine.screen``). None:

@@ -12,19 +12,18 @@ nothing, never skip one that has work).
 
 :func:`triggers` gives, for a rule, the identifiers one of which a file must
 spell for the rule to change, report or share anything; None when the rule
-is always run. A rule says so itself with a ``SCREEN_NAMES`` class attribute
-(``TapeshiftCodemod.SCREEN_NAMES``); for the rules that do not, the sets
-below are built from the rules' own tables, and ``tests/scale/test_screen.py``
-checks them (and that a screened-out rule never has anything to do on the
-examples, the test data and the programs written in the tests).
+is always run. Each rule declares them itself, in its ``SCREEN_NAMES`` class
+attribute (``TapeshiftCodemod.SCREEN_NAMES``; a function returning them where
+they depend on the other rules), and ``tests/scale/test_screen.py`` checks
+them (and that a screened-out rule never has anything to do on the examples,
+the test data and the programs written in the tests).
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 import re
-from typing import Dict, FrozenSet, Optional
+from typing import FrozenSet, Optional
 
 from tapeshift.migrate.engine.python_syntax import parse
 
@@ -77,56 +76,15 @@ def code_identifiers(code: str) -> Optional[FrozenSet[str]]:
     return frozenset(out)
 
 
-def _last(name: str) -> str:
-    return name.rpartition(".")[2]
-
-
-def _lasts(names) -> FrozenSet[str]:
-    return frozenset(_last(n) for n in names)
-
-
-@functools.lru_cache(maxsize=1)
-def _known() -> Dict[type, FrozenSet[str]]:
-    """Trigger identifiers of the rules that do not declare ``SCREEN_NAMES``."""
-    from tapeshift.migrate.rules import compat_v1_imports, feeds, renames, tf1_only
-    from tapeshift.migrate.rules.compat_v1_imports import CompatV1ToTF2Imports
-    from tapeshift.migrate.rules.contrib_slim import ContribToTfSlim
-    from tapeshift.migrate.rules.custom_gradients import CustomGradientsToTape
-    from tapeshift.migrate.rules.feeds import FeedsToFunctions
-    from tapeshift.migrate.rules.gradients import GradientsToTape
-    from tapeshift.migrate.rules.keras_optimizers import MAPPINGS, V1OptimizersToKeras
-    from tapeshift.migrate.rules.renames import RenameTF1Names
-    from tapeshift.migrate.rules.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft
-    from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
-
-    return {
-        # tf.contrib.* references and imports; TS118 for a file importing tf_slim
-        ContribToTfSlim: frozenset({"contrib", "tf_slim"}),
-        # nothing without a gradient_override_map(...) scope
-        CustomGradientsToTape: frozenset({"gradient_override_map"}),
-        # nothing without a TensorFlow Session
-        FeedsToFunctions: frozenset(feeds.SESSIONS),
-        # nothing without a TensorFlow gradients(...) call
-        GradientsToTape: frozenset({"gradients"}),
-        # names in its two tables only
-        RenameTF1Names: _lasts([*renames.RENAMES, *renames.CASTS]) | renames.OTHER_DEFAULTS,
-        # train.<kind> optimizers it maps (when the option is on)
-        V1OptimizersToKeras: frozenset(MAPPINGS),
-        # tensorflow.compat.v1 imports and X.compat.v1.NAME; the behaviour switches
-        CompatV1ToTF2Imports: frozenset({"compat"}) | compat_v1_imports.BEHAVIOUR_SWITCHES,
-        # names with a TF1-only prefix (not handled by another rule), tf.contrib
-        TF1OnlyNames: _lasts(TF1_ONLY - tf1_only.HANDLED) | tf1_only.GONE,
-        TF1OnlyNamesLeft: _lasts(TF1_ONLY) | tf1_only.GONE | tf1_only.EAGER_UNSUPPORTED,
-    }
-
-
 def triggers(rule: type) -> Optional[FrozenSet[str]]:
     """The identifiers one of which a file must spell for ``rule`` to have
     anything to do there; None: no such set is known, always run it."""
-    declared = rule.__dict__.get("SCREEN_NAMES")
-    if declared is not None:
-        return frozenset(declared)
-    return _known().get(rule)
+    declared = rule.__dict__.get("SCREEN_NAMES")  # not inherited: a subclass may act on others
+    if isinstance(declared, staticmethod):
+        declared = declared.__func__
+    if callable(declared):
+        declared = declared()
+    return None if declared is None else frozenset(declared)
 
 
 def may_act(rule: type, names: FrozenSet[str]) -> bool:

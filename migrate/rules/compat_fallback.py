@@ -14,9 +14,11 @@ from typing import Optional
 
 import libcst as cst
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
 from tapeshift.migrate.engine.toolkit.statements import statement_children
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.findings import TS109
 
 _V1 = "tensorflow.compat.v1"
 # per-node tests of the walk in visit_Module (memoized isinstance: node classes are ABCs)
@@ -28,9 +30,12 @@ def _dotted(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
+@register_rule
 class CompatFallback(TapeshiftCodemod):
     DESCRIPTION = "Run the file on tensorflow.compat.v1 with v2 behaviour disabled (keeps graph semantics)."
     RULE = "compat"
+    PHASE = "compat"
+    ORDER = 10
     STATEMENTS_ONLY = True  # imports, and a statement after them
 
     def __init__(self, context) -> None:
@@ -131,7 +136,7 @@ class CompatFallback(TapeshiftCodemod):
             return cst.Import(names=[cst.ImportAlias(
                 name=cst.Name("tf_slim"), asname=a.asname or cst.AsName(name=cst.Name("slim")))])
         if mod.startswith("tensorflow.contrib"):
-            self.report("TS109", original_node, "tf.contrib is not part of TensorFlow 2, "
+            self.report(TS109.code, original_node, "tf.contrib is not part of TensorFlow 2, "
                         "not even under tensorflow.compat.v1")
             return updated_node
         if mod == "tensorflow":

@@ -15,20 +15,25 @@ import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, eager_compat
+from tapeshift.migrate.engine.tf1_api import BEHAVIOUR_SWITCHES
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 
 _V1 = "tensorflow.compat.v1"
-BEHAVIOUR_SWITCHES = frozenset({
-    "disable_v2_behavior", "enable_v2_behavior", "disable_eager_execution",
-    "enable_eager_execution",
-})
 
 
+@register_rule
 class CompatV1ToTF2Imports(TapeshiftCodemod):
     DESCRIPTION = "Turn tensorflow.compat.v1 imports back into TF2 imports and drop disable_v2_behavior()."
     RULE = "imports"
+    #: last: the other tape rules still read the compat.v1 names it rewrites
+    PHASE = "tape"
+    ORDER = 50
+    HANDLES = BEHAVIOUR_SWITCHES
+    #: tensorflow.compat.v1 imports and X.compat.v1.NAME; the behaviour switches
+    SCREEN_NAMES = frozenset({"compat"}) | BEHAVIOUR_SWITCHES
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
         names = []

@@ -17,9 +17,55 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
+from tapeshift.migrate.engine.findings import CodeInfo, Severity
+
+# Codes this rule reports (docs/codes.md is generated from them)
+
+TS117 = CodeInfo(
+    code="TS117",
+    name="contrib-module-gone",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a tf.contrib module (or name) with no automatic TF2 counterpart",
+    what="Finds a `tf.contrib` module other than slim, layers and framework (which "
+         "move to `tf_slim`), or a slim/layers/framework name tf-slim does not export.",
+    why="`tf.contrib` is gone in TF2, `tensorflow.compat.v1` included: the line "
+        "fails on import or on first use whatever mode the file is in.",
+    example="cell = tf.contrib.rnn.LSTMCell(64)",
+    use_instead="cell = tf.compat.v1.nn.rnn_cell.LSTMCell(64)   (the message names the "
+                "maintained replacement for each contrib module)",
+    fix_safety="No automatic fix: the replacements differ in API. The file is migrated "
+               "in compat mode and this line still needs a hand edit.",
+)
+
+TS118 = CodeInfo(
+    code="TS118",
+    name="uses-tf-slim",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="tf.contrib.slim moved to the tf_slim package; this file's slim code stays in graph mode",
+    what="Reports a file whose `tf.contrib.slim` / `layers` / `framework` references were "
+         "rewritten to `tf_slim` (install it: `pip install tf-slim`) and whose slim layers "
+         "are not all inside model functions the feeds rule wraps in `make_template`, or "
+         "that uses `batch_norm`.",
+    why="Slim layers create their variables when called; turning the file into eager "
+        "code would create them again on every call. A model function called from the "
+        "graph a session runs is wrapped in `tf.compat.v1.make_template` (variables "
+        "created once) and the file goes to tape form; slim layers called elsewhere (at "
+        "module level, in a library with no session) give no such anchor, so the file "
+        "runs in graph mode (compat), as before.",
+    example="slim = tf.contrib.slim\nnet = slim.fully_connected(x, 10)",
+    use_instead="def model(x):\n    return slim.fully_connected(x, 10)\n"
+                "logits = model(x)   # wrapped in make_template, trained in tape form",
+    fix_safety="Safe: the same tf-slim code, in graph mode; every number is kept. "
+               "(tf-slim 1.1.0's batch_norm needs `tapeshift.compat.slim.install_tf_slim_fixes()` "
+               "on TF >= 2.16; `tapeshift run-legacy` applies it.)",
+)
+
 
 DESCRIPTION = "tf.contrib.slim/layers/framework -> tf_slim; other tf.contrib modules reported"
 
@@ -44,9 +90,16 @@ def slim_target(api: str) -> Optional[str]:
     return ".".join([module, *parts[2:]])
 
 
+@register_rule
 class ContribToTfSlim(TapeshiftCodemod):
     DESCRIPTION = DESCRIPTION
     RULE = "contrib"
+    #: first on the original source; in compat form too (tf.contrib is gone from compat.v1)
+    PHASE = ("pre", "compat-pre")
+    ORDER = 10
+    CODES = (TS117, TS118)
+    #: tf.contrib.* references and imports; TS118 for a file importing tf_slim
+    SCREEN_NAMES = frozenset({"contrib", "tf_slim"})
 
     def __init__(self, context):
         super().__init__(context)
@@ -90,7 +143,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             if len(parts) == 2 and parts[1] not in CONTRIB_TF_SLIM:
                 self._report_gone(original_node, parts[1])
             elif len(parts) >= 3 and parts[1] in CONTRIB_TF_SLIM:
-                self.report("TS117", original_node, f"tf.{api} is not exported by tf-slim; "
+                self.report(TS117.code, original_node, f"tf.{api} is not exported by tf-slim; "
                             "left as it was (it fails on TF2)")
             return updated_node
         self._slim_used = True
@@ -134,7 +187,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             target, exported = "tf_slim", TF_SLIM  # from contrib.layers import xavier_initializer
         missing = [code_of(a.name) for a in updated_node.names if code_of(a.name) not in exported]
         if missing:
-            self.report("TS117", original_node, f"{', '.join(missing)} not exported by "
+            self.report(TS117.code, original_node, f"{', '.join(missing)} not exported by "
                         f"{target}; the import was left as it was (it fails on TF2)")
             return updated_node
         self._slim_used = True
@@ -144,7 +197,7 @@ class ContribToTfSlim(TapeshiftCodemod):
     def _from_contrib(self, original_node, updated_node):
         """``from tensorflow.contrib import slim`` -> ``import tf_slim as slim``."""
         if len(updated_node.names) != 1:
-            self.report("TS117", original_node, "several tf.contrib modules imported in one "
+            self.report(TS117.code, original_node, "several tf.contrib modules imported in one "
                         "statement; left as it was")
             return updated_node
         alias = updated_node.names[0]
@@ -166,7 +219,7 @@ class ContribToTfSlim(TapeshiftCodemod):
 
     def _report_gone(self, node, name: str) -> None:
         advice = CONTRIB_REPLACEMENTS.get(name, "no maintained replacement is known")
-        self.report("TS117", node, f"tf.contrib.{name} is gone in TensorFlow 2 (compat.v1 "
+        self.report(TS117.code, node, f"tf.contrib.{name} is gone in TensorFlow 2 (compat.v1 "
                     f"included); use {advice}")
 
     def leave_Module(self, original_node, updated_node):
@@ -178,7 +231,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             if spells(self.context, original_node, "batch_norm"):
                 note = ("; tf-slim 1.1.0's batch_norm fails on TensorFlow >= 2.16 as shipped "
                         "(call tapeshift.compat.slim.install_tf_slim_fixes() first, as run-legacy does)")
-            self.report("TS118", original_node, "uses tf-slim: install it (pip install tf-slim); "
+            self.report(TS118.code, original_node, "uses tf-slim: install it (pip install tf-slim); "
                         f"slim model code stays in graph mode for now{note}")
         return updated_node
 

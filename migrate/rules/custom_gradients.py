@@ -60,6 +60,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import (
     TapeshiftCodemod,
     all_names,
@@ -76,6 +77,93 @@ from tapeshift.migrate.rules.custom_gradients_ops import (
     SAFE_BUILTINS,
 )
 from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.findings import CodeInfo, Severity
+
+# Codes this rule reports (docs/codes.md is generated from them)
+
+_OVERRIDE_SAFETY = (
+    "The override is left as it was and the whole file is migrated in compat "
+    "mode (`tensorflow.compat.v1` with v2 behaviour disabled), where the graph "
+    "honours `gradient_override_map`: every number is kept."
+)
+
+TS120 = CodeInfo(
+    code="TS120",
+    name="override-map-not-static",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="a gradient_override_map the codemod cannot read statically",
+    what="Finds `gradient_override_map(...)` whose argument is not a literal dict of "
+         "string literals (a map built at run time), or that is not used as the "
+         "context manager of a `with` statement.",
+    why="The rewrite has to know, when it reads the file, which op types get which "
+        "gradient; a map built at run time could say anything.",
+    example="overrides = {\"Identity\": name}\nwith g.gradient_override_map(overrides):\n"
+            "    y = tf.identity(x)",
+    use_instead="with g.gradient_override_map({\"Identity\": \"FlipGradient\"}):\n"
+                "    y = tf.identity(x)",
+    fix_safety=_OVERRIDE_SAFETY,
+)
+
+TS121 = CodeInfo(
+    code="TS121",
+    name="override-op-not-visible",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="an overridden op type the codemod cannot find or rewrite in its scope",
+    what="Finds an op type in a `gradient_override_map` that no call in the `with` "
+         "block visibly builds, that the codemod has no tape form for, or a block "
+         "that calls a function whose ops it cannot see (a layer, a helper).",
+    why="The override applies to every op of that type built in the block, also "
+        "inside called functions; the codemod rewrites only calls it can map to an "
+        "op type (`migrate/rules/custom_gradients_ops.py`).",
+    example="with g.gradient_override_map({\"Relu\": \"GuidedRelu\"}):\n"
+            "    h = tf.layers.dense(x, 10, activation=tf.nn.relu)",
+    use_instead="Call the op inside the scope yourself: "
+                "`h = tf.nn.relu(tf.matmul(x, W) + b)`, or write the "
+                "`@tf.custom_gradient` function by hand.",
+    fix_safety=_OVERRIDE_SAFETY,
+)
+
+TS122 = CodeInfo(
+    code="TS122",
+    name="registered-gradient-not-found",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="the gradient an override map names is not registered in the file in a readable form",
+    what="Finds a `gradient_override_map` value with no `@tf.RegisterGradient(...)` "
+         "function of that name in the file (decorator form, registered before the "
+         "scope, in the same or the module scope), other than TensorFlow's own "
+         "\"Identity\" gradient.",
+    why="The tape form calls the gradient function itself; one registered in another "
+        "module, or under a name computed at run time, cannot be found.",
+    example="from mylib import gradients  # registers \"FlipGradient\"\n"
+            "with g.gradient_override_map({\"Identity\": \"FlipGradient\"}):\n"
+            "    y = tf.identity(x)",
+    use_instead="Register the gradient in the same file, or write the "
+                "`@tf.custom_gradient` function by hand.",
+    fix_safety=_OVERRIDE_SAFETY,
+)
+
+TS123 = CodeInfo(
+    code="TS123",
+    name="registered-gradient-op-use",
+    severity=Severity.ERROR,
+    blocks_tape=True,
+    summary="a registered gradient function uses its op in a way the codemod cannot map",
+    what="Finds a gradient function whose `op` argument is used other than as "
+         "`op.inputs[0]` or `op.outputs[0]` (for example `op.get_attr(...)`, `op.type`, "
+         "`op.inputs` as a list), that takes other than `(op, grad)`, or that is "
+         "also called directly.",
+    why="Under a tape there is no op: the backward function receives the forward "
+        "input, the forward output and the upstream gradient, nothing else.",
+    example="@tf.RegisterGradient(\"Scaled\")\ndef _scaled(op, grad):\n"
+            "    return grad * op.get_attr(\"T\").max",
+    use_instead="Pass what the gradient needs as a Python value closed over by a "
+                "hand-written `@tf.custom_gradient` function.",
+    fix_safety=_OVERRIDE_SAFETY,
+)
+
 
 DESCRIPTION = ("Rewrite @tf.RegisterGradient + gradient_override_map scopes into "
                "@tf.custom_gradient functions called where the overridden ops were built.")
@@ -143,9 +231,17 @@ def _int_literal(node: cst.BaseExpression) -> Optional[int]:
     return None
 
 
+@register_rule
 class CustomGradientsToTape(TapeshiftCodemod):
     DESCRIPTION = DESCRIPTION
-    RULE = "custom_gradients"
+    RULE = "custom_gradients"  # the spelling reports have always printed
+    #: before the session and feeds rules, which would block on RegisterGradient /
+    #: gradient_override_map / get_default_graph (TS112, TS106) it rewrites away
+    PHASE = "pre"
+    ORDER = 20
+    CODES = (TS120, TS121, TS122, TS123)
+    #: nothing without a gradient_override_map(...) scope
+    SCREEN_NAMES = frozenset({"gradient_override_map"})
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -255,7 +351,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
             return True
 
         for call in stray:
-            self.report("TS120", call, "gradient_override_map(...) outside a `with` statement: "
+            self.report(TS120.code, call, "gradient_override_map(...) outside a `with` statement: "
                         "the codemod cannot see which ops it applies to")
             blocked = True
 
@@ -371,19 +467,19 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 fn = n
                 break
         if item.asname is not None:
-            self.report("TS120", call, "gradient_override_map(...) bound with `as`: the "
+            self.report(TS120.code, call, "gradient_override_map(...) bound with `as`: the "
                         "codemod cannot follow the context manager")
             return None
         if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star \
                 or not isinstance(call.args[0].value, cst.Dict):
-            self.report("TS120", call, "gradient_override_map(...) takes a map built at run "
+            self.report(TS120.code, call, "gradient_override_map(...) takes a map built at run "
                         "time; only a literal dict of string literals can be rewritten")
             return None
         entries: List[Tuple[str, Union[_Reg, str]]] = []
         ok = True
         for el in call.args[0].value.elements:
             if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
-                self.report("TS120", el, "gradient_override_map: a key that is not a string "
+                self.report(TS120.code, el, "gradient_override_map: a key that is not a string "
                             "literal (the op type must be known when the file is read)")
                 ok = False
                 continue
@@ -396,13 +492,13 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 key = ("name", id(fn), value.value)
                 shown = f"`{value.value}`"
             else:
-                self.report("TS120", el, f"gradient_override_map: the gradient for \"{op_type}\" "
+                self.report(TS120.code, el, f"gradient_override_map: the gradient for \"{op_type}\" "
                             "is computed at run time; only a string literal (or a local name "
                             "also passed to @RegisterGradient) can be followed")
                 ok = False
                 continue
             if op_type not in OVERRIDABLE_TYPES:
-                self.report("TS121", el, f"op type \"{op_type}\": the codemod has no tape form "
+                self.report(TS121.code, el, f"op type \"{op_type}\": the codemod has no tape form "
                             "for overriding it (supported: "
                             f"{', '.join(sorted(OVERRIDABLE_TYPES))})")
                 ok = False
@@ -412,13 +508,13 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 if key[0] == "str" and key[1] in BUILTIN_GRADIENTS:
                     entries.append((op_type, key[1]))
                 else:
-                    self.report("TS122", el, f"gradient {shown} (for \"{op_type}\") is not "
+                    self.report(TS122.code, el, f"gradient {shown} (for \"{op_type}\") is not "
                                 "registered in this file by a @RegisterGradient function the "
                                 "codemod can read")
                     ok = False
                 continue
             if reg.line > line or (reg.scope is not None and reg.scope is not fn):
-                self.report("TS122", el, f"gradient {shown} is registered by "
+                self.report(TS122.code, el, f"gradient {shown} is registered by "
                             f"`{reg.fn.name.value}` (line {reg.line}) after this scope or in "
                             "another function; the generated function could not be placed")
                 ok = False
@@ -433,7 +529,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
         def walk(n: cst.CSTNode) -> None:
             nonlocal ok
             if isinstance(n, cst.With) and any(self._is_override_call(i.item) for i in n.items):
-                self.report("TS121", n, "a gradient_override_map scope nested in another one")
+                self.report(TS121.code, n, "a gradient_override_map scope nested in another one")
                 ok = False
             if isinstance(n, cst.Call):
                 api = self.tf_api_name(n.func)
@@ -441,7 +537,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                     op_type = OVERRIDABLE[api]
                     if op_type in mapping:
                         if self._input_of(n) is None:
-                            self.report("TS121", n, f"{code_of(n.func)}(...) with arguments the "
+                            self.report(TS121.code, n, f"{code_of(n.func)}(...) with arguments the "
                                         "codemod cannot pass to a @tf.custom_gradient function")
                             ok = False
                         else:
@@ -452,7 +548,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 elif api is None and isinstance(n.func, cst.Name) and n.func.value in SAFE_BUILTINS:
                     pass
                 else:
-                    self.report("TS121", n, f"{code_of(n.func)}(...) inside a gradient_override_map "
+                    self.report(TS121.code, n, f"{code_of(n.func)}(...) inside a gradient_override_map "
                                 "scope: the codemod cannot see which ops it builds")
                     ok = False
             for child in children(n):
@@ -461,7 +557,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
         walk(with_node.body)
         for op_type in mapping:
             if op_type not in seen:
-                self.report("TS121", call, f"no call in this scope visibly builds a \"{op_type}\" "
+                self.report(TS121.code, call, f"no call in this scope visibly builds a \"{op_type}\" "
                             "op; the override would apply to ops the codemod cannot see")
                 ok = False
         if not ok:
@@ -497,11 +593,11 @@ class CustomGradientsToTape(TapeshiftCodemod):
                   and p.star_kwarg is None and not isinstance(p.star_arg, cst.Param)
                   and all(q.default is None for q in p.params))
         if not simple:
-            self.report("TS123", fn, f"`{fn.name.value}` does not take exactly (op, grad): the "
+            self.report(TS123.code, fn, f"`{fn.name.value}` does not take exactly (op, grad): the "
                         "codemod rewrites gradients of one-output ops only")
             return False
         if name_uses.get(fn.name.value, 0) > 0:
-            self.report("TS123", fn, f"`{fn.name.value}` is also used directly, not only as a "
+            self.report(TS123.code, fn, f"`{fn.name.value}` is also used directly, not only as a "
                         "registered gradient; changing its parameters would break that use")
             return False
         op_name = p.params[0].name.value
@@ -533,7 +629,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 else:
                     use = code_of(grand if isinstance(grand, cst.Subscript) else parent) \
                         if isinstance(parent, (cst.Attribute, cst.Call, cst.Subscript)) else op_name
-                    self.report("TS123", n, f"`{fn.name.value}` uses its op as `{use}`; only "
+                    self.report(TS123.code, n, f"`{fn.name.value}` uses its op as `{use}`; only "
                                 f"`{op_name}.inputs[0]` and `{op_name}.outputs[0]` have a tape form")
                     ok = False
             stack.append(n)

@@ -39,6 +39,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import (
     VARIABLE_MAKERS,
     KindMixin,
@@ -50,14 +51,15 @@ from tapeshift.migrate.engine.rule import (
 )
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, backward_slice, block_info, names_of
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
-from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in, spells
+from tapeshift.migrate.engine.tf1_api import (DENSE_PLACEHOLDERS, INITIALIZERS, PLACEHOLDERS, SEEDING,
+                                              SESSIONS)
+from tapeshift.migrate.rules.contrib_slim import TS118, is_slim_call, slim_calls_only_in, spells
+from tapeshift.migrate.rules.session import TS107, TS108, TS113, TS116
 
 #: the option (in the shared scratch of one migration) that makes each step
 #: function a ``tf.function``: it returns tensors, ``numpy_values`` converts them
 TF_FUNCTION = "tf_function"
 
-SESSIONS = frozenset({"Session", "InteractiveSession"})
-PLACEHOLDERS = frozenset({"placeholder", "placeholder_with_default"})
 TRAIN_METHODS = frozenset({"minimize", "apply_gradients", "compute_gradients"})
 #: TF calls that create variables when the statement runs: such a call in a
 #: statement that depends on a fed value would create new variables at every
@@ -75,14 +77,8 @@ GRAPH_ONLY = frozenset({
     "train.Coordinator",
 })
 RANDOM_PREFIXES = ("random", "truncated_normal", "multinomial", "nn.dropout", "layers.dropout")
-SEEDING = frozenset({"set_random_seed", "random.set_seed"})
 TRAINABLE_LISTS = frozenset({"trainable_variables"})
 GLOBAL_STEPS = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
-INITIALIZERS = frozenset({
-    "global_variables_initializer", "initialize_all_variables",
-    "local_variables_initializer", "initialize_local_variables",
-    "variables_initializer", "initialize_variables",
-})
 #: Python literal -> the dtype TensorFlow gives it.
 _LITERAL_DTYPES = {cst.Float: "float32", cst.Integer: "int32"}
 # the analysis walk's per-node test (memoized isinstance: node classes are ABCs)
@@ -116,9 +112,18 @@ class _Step:
     required: Set[str] = field(default_factory=set)
 
 
+@register_rule
 class FeedsToFunctions(KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
+    #: before the session rule, which would block on the fed graphs it turns into functions
+    PHASE = "pre"
+    ORDER = 30
+    #: nothing without a TensorFlow Session
+    SCREEN_NAMES = SESSIONS
+    OPTION = RuleOption(TF_FUNCTION, "--tf-function",
+                        "make each step function the feeds rule writes for a "
+                        "sess.run a tf.function (default: plain eager functions)")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -159,7 +164,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 name = self.tf_api_name(n.func)
                 if name in SESSIONS:
                     sessions.append((n, list(stack)))
-                elif name in PLACEHOLDERS or name == "sparse_placeholder":
+                elif name in PLACEHOLDERS:
                     fed = True
                 elif name in SEEDING:
                     seeded = True
@@ -181,14 +186,14 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         self._alias = tf_module_alias(module)
         call, stack = sessions[0]
         if self._alias is None:
-            self._bail("TS107", call, "fed graphs are converted only in files that "
+            self._bail(TS107.code, call, "fed graphs are converted only in files that "
                        "`import tensorflow as <name>`")
         if len(sessions) > 1:
-            self._bail("TS107", sessions[1][0], "more than one Session: the codemod converts "
+            self._bail(TS107.code, sessions[1][0], "more than one Session: the codemod converts "
                        "fed graphs run by one session")
         block, index = self._session_block(call, stack)
         if block is not module and self._placeholders_outside(module, block):
-            self._bail("TS107", call, "the graph is built outside the block that opens the "
+            self._bail(TS107.code, call, "the graph is built outside the block that opens the "
                        "Session (module level vs a function or the `__main__` guard): "
                        "not converted")
         self._block = block
@@ -204,7 +209,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         if self._slim_only_in_templates(module) and not spells(self.context, module, "batch_norm"):
             # (tf-slim 1.1.0's batch_norm fails on TF >= 2.16 in any mode: TS118 says how)
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies
-            self.shared.setdefault("resolved", set()).add("TS118")
+            self.shared.setdefault("resolved", set()).add(TS118.code)
 
     def _placeholders_outside(self, module: cst.Module, block: cst.CSTNode) -> bool:
         owner = self
@@ -216,7 +221,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
 
             def visit_Call(self, call: cst.Call) -> None:
                 nonlocal found
-                found = found or owner.tf_api_name(call.func) in PLACEHOLDERS
+                found = found or owner.tf_api_name(call.func) in DENSE_PLACEHOLDERS
 
         module.visit(_V())
         return found
@@ -235,7 +240,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                         break
                     return parent, parent.body.index(n)
                 break
-        self._bail("TS107", call, "the Session is opened inside a block the codemod cannot "
+        self._bail(TS107.code, call, "the Session is opened inside a block the codemod cannot "
                    "follow (graph and session must share the module, a function or the "
                    "`__main__` guard)")
 
@@ -266,12 +271,12 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             node = body[i]
             value, target = self._assignment(node)
             api = self.tf_api_name(value.func) if isinstance(value, cst.Call) else None
-            if api in PLACEHOLDERS and target is not None:
+            if api in DENSE_PLACEHOLDERS and target is not None:
                 self._placeholders[target] = value
                 tainted.add(target)
                 continue
             if api == "sparse_placeholder":
-                self._bail("TS107", value, "tf.sparse_placeholder: feeding sparse values is "
+                self._bail(TS107.code, value, "tf.sparse_placeholder: feeding sparse values is "
                            "not converted")
             if isinstance(node, cst.FunctionDef):
                 self._builder(node)
@@ -281,7 +286,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             makes_var = self._makes_variable(node)
             if makes_var:
                 if st.reads & (tainted - self._var_names):
-                    self._bail("TS107", node, "a variable whose initial value depends on a "
+                    self._bail(TS107.code, node, "a variable whose initial value depends on a "
                                "fed or computed tensor is not converted")
                 tainted |= st.writes
                 self._var_names |= st.writes
@@ -289,14 +294,14 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 continue
             if api is not None and api.startswith("train.") and api.endswith("Optimizer"):
                 if st.reads & (tainted - self._var_names):
-                    self._bail("TS108", node, "an optimizer built from a fed or computed "
+                    self._bail(TS108.code, node, "an optimizer built from a fed or computed "
                                "tensor (a placeholder learning rate) is not converted")
                 self._optimizers |= st.writes
                 continue
             if api is not None and (api.startswith("train.") and api.endswith("_decay")
                                     or api in ("train.piecewise_constant",)):
                 if st.reads & (tainted - self._var_names):
-                    self._bail("TS108", node, "a learning-rate schedule of a fed or computed "
+                    self._bail(TS108.code, node, "a learning-rate schedule of a fed or computed "
                                "tensor is not converted")
                 self._schedules |= st.writes
                 continue
@@ -309,7 +314,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             if not isinstance(node, cst.SimpleStatementLine) or target is None and not (
                     len(node.body) == 1 and isinstance(node.body[0], cst.Assign)):
                 kind = type(node).__name__
-                self._bail("TS107", node, f"graph code in a `{kind}` statement that is not a "
+                self._bail(TS107.code, node, f"graph code in a `{kind}` statement that is not a "
                            "plain assignment (it would run once, not at each sess.run)")
             self._graph_statement(i, node)
             tainted |= st.writes
@@ -426,21 +431,21 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 self._templates.setdefault(call.func.value, i)
                 continue
             if isinstance(call.func, cst.Name) and call.func.value in self._plain_builders:
-                self._bail("TS107", call, f"`{call.func.value}` creates a tf.Variable at every "
+                self._bail(TS107.code, call, f"`{call.func.value}` creates a tf.Variable at every "
                            "call (make_template shares only variables made through variable "
                            "scopes: get_variable, tf-slim layers): not converted")
             if is_slim_call(self, call):
-                self._bail("TS107", call, f"`{code_of(call.func)}` creates variables from a fed "
+                self._bail(TS107.code, call, f"`{code_of(call.func)}` creates variables from a fed "
                            "value outside a model function; put the layers in a function (the "
                            "codemod then shares its variables with tf.compat.v1.make_template)")
             name = self.tf_api_name(call.func) or ""
             if name in VARIABLE_MAKERS or name.startswith(LAYER_PREFIXES) \
                     or name in GLOBAL_STEPS:
-                self._bail("TS107", call, f"tf.{name} creates variables from a fed value; "
+                self._bail(TS107.code, call, f"tf.{name} creates variables from a fed value; "
                            "recomputing it at each step would create new variables "
                            "(docs/tf1-vs-tf2.md, section 4): not converted")
             if name in ASSIGNS or name.split(".")[0] in GRAPH_ONLY or name in GRAPH_ONLY:
-                self._bail("TS108", call, f"tf.{name} in fed graph code is not converted")
+                self._bail(TS108.code, call, f"tf.{name} in fed graph code is not converted")
             if name.startswith(RANDOM_PREFIXES):
                 self._randoms.setdefault(i, []).append(call)
             if name in ("group", "no_op") and isinstance(small, cst.Assign) \
@@ -450,7 +455,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             if isinstance(call.func, cst.Attribute):
                 attr = call.func.attr.value
                 if attr in ASSIGNS:
-                    self._bail("TS108", call, f"`.{attr}(...)` in fed graph code is not converted")
+                    self._bail(TS108.code, call, f"`.{attr}(...)` in fed graph code is not converted")
                 if attr in TRAIN_METHODS:
                     self._train_call(i, node, small, call, stack)
 
@@ -458,14 +463,14 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         attr = call.func.attr.value
         receiver = call.func.value
         if not (isinstance(small, cst.Assign) and small.value is call):
-            self._bail("TS108", call, f"`.{attr}(...)` is converted only as the whole "
+            self._bail(TS108.code, call, f"`.{attr}(...)` is converted only as the whole "
                        "right-hand side of an assignment")
         if isinstance(receiver, cst.Name) and receiver.value in self._optimizers:
             opt: cst.BaseExpression = receiver
         elif isinstance(receiver, cst.Call) and (self.tf_api_name(receiver.func) or "") \
                 .startswith("train.") and (self.tf_api_name(receiver.func) or "").endswith("Optimizer"):
             if names_of(receiver)[0] & (set(self._placeholders) | self._names_of_graph()):
-                self._bail("TS108", receiver, "an optimizer built from a fed or computed tensor "
+                self._bail(TS108.code, receiver, "an optimizer built from a fed or computed tensor "
                            "is not converted")
             target = small.targets[0].target
             base = "optimizer"
@@ -477,7 +482,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             opt = cst.Name(base)  # the final fresh name is chosen in _rewrite
             self._hoist[i] = (base, receiver, call)
         else:
-            self._bail("TS108", call, f"`{code_of(call.func)}(...)`: the optimizer is not a "
+            self._bail(TS108.code, call, f"`{code_of(call.func)}(...)`: the optimizer is not a "
                        "tf.train optimizer created once in this block")
         args = self._call_args(call, attr)
         if attr == "apply_gradients":
@@ -488,7 +493,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             return
         loss = args.pop("loss", None)
         if loss is None:
-            self._bail("TS108", call, f"`.{attr}(...)` without a loss")
+            self._bail(TS108.code, call, f"`.{attr}(...)` without a loss")
         var_list = self._var_list(args.pop("var_list", None), call, i)
         grad_loss = args.pop("grad_loss", None)
         grads_args = [cst.Arg(loss), cst.Arg(var_list)]
@@ -500,7 +505,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                                                    "colocate_gradients_with_ops"))
         unknown = sorted(k for k in args if k not in dropped and k not in ("global_step", "name"))
         if unknown:
-            self._bail("TS108", call, f"`.{attr}(...)` with {', '.join(unknown)} is not converted")
+            self._bail(TS108.code, call, f"`.{attr}(...)` with {', '.join(unknown)} is not converted")
         if attr == "minimize":
             keep = [cst.Arg(args[k], keyword=cst.Name(k),
                             equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
@@ -510,7 +515,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             self._train.add(i)
         else:
             if "global_step" in args or "name" in args:
-                self._bail("TS108", call, "compute_gradients(global_step=/name=) is not converted")
+                self._bail(TS108.code, call, "compute_gradients(global_step=/name=) is not converted")
             new = cst.Call(func=cst.Name("list"), args=[cst.Arg(pairs)])
         self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
         line, _ = self.position(call)
@@ -536,11 +541,11 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         out: Dict[str, cst.BaseExpression] = {}
         for k, arg in enumerate(call.args):
             if arg.star:
-                self._bail("TS108", call, f"`.{attr}(*args)` is not converted")
+                self._bail(TS108.code, call, f"`.{attr}(*args)` is not converted")
             key = arg.keyword.value if arg.keyword is not None else (
                 params[k] if k < len(params) else None)
             if key is None or key not in params:
-                self._bail("TS108", call, f"`.{attr}(...)` called with unknown arguments")
+                self._bail(TS108.code, call, f"`.{attr}(...)` called with unknown arguments")
             out[key] = arg.value
         return out
 
@@ -554,17 +559,17 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                              and not given.args):
             if unnamed:
                 line, _ = self.position(unnamed[0])
-                self._bail("TS108", call, "TF1's default var_list includes a variable bound to "
+                self._bail(TS108.code, call, "TF1's default var_list includes a variable bound to "
                            f"no name (line {line}): pass var_list explicitly")
             if templates and (created or len(templates) > 1):
-                self._bail("TS108", call, "the default var_list mixes the variables of "
+                self._bail(TS108.code, call, "the default var_list mixes the variables of "
                            f"`{templates[0]}` with others: pass var_list explicitly")
             if templates:
                 self.record_change(call, f"var_list: the trainable variables of `{templates[0]}`")
                 return cst.Attribute(value=cst.Name(templates[0]),
                                      attr=cst.Name("trainable_variables"))
             if not created:
-                self._bail("TS108", call, "no trainable variable is created before this line")
+                self._bail(TS108.code, call, "no trainable variable is created before this line")
             self.record_change(call, "var_list: the trainable variables created before this "
                                f"line, [{', '.join(created)}]")
             return cst.List([cst.Element(cst.Name(v)) for v in created])
@@ -575,7 +580,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         if isinstance(given, cst.Name) and all(
                 n in self._var_names for n in self._elements.get(given.value, [None])):
             return given
-        self._bail("TS108", call, f"var_list `{code_of(given)}` is not a list of this "
+        self._bail(TS108.code, call, f"var_list `{code_of(given)}` is not a list of this "
                    "file's variables the codemod can read (list them explicitly)")
         raise AssertionError  # unreachable
 
@@ -608,7 +613,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             walk(stmt)
         for stmt in body[:start]:
             for run in self._collect_session_runs(stmt, session):
-                self._bail("TS107", run, "sess.run before the session is opened (in a function "
+                self._bail(TS107.code, run, "sess.run before the session is opened (in a function "
                            "defined earlier) is not converted")
         return runs
 
@@ -650,10 +655,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             elif key == "session":
                 continue
             else:
-                self._bail("TS107", call, f"`{code_of(call.func)}(...)` with "
+                self._bail(TS107.code, call, f"`{code_of(call.func)}(...)` with "
                            f"`{code_of(arg)}` is not converted")
         if fetch is None:
-            self._bail("TS107", call, "sess.run without fetches")
+            self._bail(TS107.code, call, "sess.run without fetches")
         names = self._fetch_names(fetch, call)
         if names is None:
             return None
@@ -669,13 +674,13 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             return run
         if feed is not None:
             if not isinstance(feed, cst.Dict):
-                self._bail("TS107", feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
+                self._bail(TS107.code, feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
                            "(write the feeds at the call)")
             for el in feed.elements:
                 if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.Name) \
                         or el.key.value not in self._placeholders:
                     key = code_of(el.key) if isinstance(el, cst.DictElement) else "**"
-                    self._bail("TS107", el, f"feeding `{key}`, which is not a placeholder of "
+                    self._bail(TS107.code, el, f"feeding `{key}`, which is not a placeholder of "
                                "this graph, is not converted")
                 feeds.append((el.key.value, el.value))
         return _Run(call, fetch, feeds, names)
@@ -724,7 +729,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
                 sub = self._fetch_names(el.value, call) if not isinstance(
                     el, cst.StarredElement) else None
                 if sub is None:
-                    self._bail("TS107", call, f"the fetches `{code_of(fetch)}` are not names, "
+                    self._bail(TS107.code, call, f"the fetches `{code_of(fetch)}` are not names, "
                                "lists or dicts of names")
                 out.extend(sub)
             return out
@@ -732,16 +737,16 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             out = []
             for el in fetch.elements:
                 if not isinstance(el, cst.DictElement):
-                    self._bail("TS107", call, "`**` in a fetch dict")
+                    self._bail(TS107.code, call, "`**` in a fetch dict")
                 sub = self._fetch_names(el.value, call)
                 if sub is None:
-                    self._bail("TS107", call, f"the fetches `{code_of(fetch)}` are not names, "
+                    self._bail(TS107.code, call, f"the fetches `{code_of(fetch)}` are not names, "
                                "lists or dicts of names")
                 out.extend(sub)
             return out
         if isinstance(fetch, cst.Call) and self.tf_api_name(fetch.func) in INITIALIZERS:
             return None
-        self._bail("TS107", call, f"the fetches `{code_of(fetch)}` are not names, lists or "
+        self._bail(TS107.code, call, f"the fetches `{code_of(fetch)}` are not names, lists or "
                    "dicts of names")
         return None
 
@@ -768,10 +773,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             missing = sorted(step.required - fed)
             for name in run.optional:
                 if name in step.required:
-                    self._bail("TS107", run.call, f"placeholder `{name}` is needed by these "
+                    self._bail(TS107.code, run.call, f"placeholder `{name}` is needed by these "
                                f"fetches but not every value of `{run.feed_name}` feeds it")
             if missing:
-                self._bail("TS107", run.call, f"placeholder `{missing[0]}` is needed by these "
+                self._bail(TS107.code, run.call, f"placeholder `{missing[0]}` is needed by these "
                            "fetches but not fed (TF1 raises here)")
             for name in [*fed, *run.optional]:
                 if name not in step.params:
@@ -811,7 +816,7 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
             for name in _loaded_names(stmt):
                 if name.value in moved and id(name) not in allowed and name.value not in stores:
                     where = "after the graph is run" if i >= start else "outside the graph code"
-                    self._bail("TS107", name, f"`{name.value}` is a graph value used {where} "
+                    self._bail(TS107.code, name, f"`{name.value}` is a graph value used {where} "
                                "other than by sess.run: not converted")
 
     def _placeholder_stmt(self, i: int) -> bool:
@@ -897,10 +902,10 @@ class FeedsToFunctions(KindMixin, TapeshiftCodemod):
         for i in self._randoms:
             for call in self._randoms[i]:
                 if self._seeded:
-                    self.report("TS113", call, "seeded random ops give a different stream in "
+                    self.report(TS113.code, call, "seeded random ops give a different stream in "
                                 "eager TF2 (tf.set_random_seed vs tf.random.set_seed)")
                     raise _Bail()
-                self.report("TS116", call, "random op recomputed at each step: the legacy run "
+                self.report(TS116.code, call, "random op recomputed at each step: the legacy run "
                             "and the migrated run draw different numbers", changes_numbers=True)
         for p, call in self._placeholders.items():
             self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")

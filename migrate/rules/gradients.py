@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import (
     KindMixin,
     TapeshiftCodemod,
@@ -41,6 +42,115 @@ from tapeshift.migrate.engine.toolkit.dataflow import (
     last_def,
 )
 from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
+
+# Codes this rule reports (docs/codes.md is generated from them)
+
+TS102 = CodeInfo(
+    code="TS102",
+    name="gradients-stop-gradients",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="tf.gradients(..., stop_gradients=...) has no GradientTape equivalent",
+    what="Finds `tf.gradients` calls that pass `stop_gradients=`.",
+    why="`GradientTape.gradient` has no `stop_gradients` argument; the same "
+        "effect needs `tf.stop_gradient` placed in the forward code, which the "
+        "codemod cannot do without knowing the author's intent.",
+    example="g = tf.gradients(loss, [a, b], stop_gradients=[a, b])",
+    use_instead="Put `tf.stop_gradient(a)` where `a` is used in the forward "
+                "computation, then take `tape.gradient(loss, [a, b])`.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS103 = CodeInfo(
+    code="TS103",
+    name="gradients-in-control-flow",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="tf.gradients inside control flow the codemod cannot follow",
+    what="Finds `tf.gradients` calls inside a loop, a condition, a `with` block, "
+         "a lambda, a comprehension, or a function passed to `tf.while_loop` / "
+         "`tf.map_fn`.",
+    why="A tape must be active around the exact forward computation; inside "
+        "control flow the codemod cannot place it so that every number is kept.",
+    example="def body(i, x):\n    g = tf.gradients(f(x), x)[0]\n    return i + 1, x - g\n"
+            "tf.while_loop(cond, body, [0, x0])",
+    use_instead="Write the loop body with its own `tf.GradientTape` by hand.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS104 = CodeInfo(
+    code="TS104",
+    name="gradients-unresolved-operand",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="the targets or sources of tf.gradients are not names the codemod can follow",
+    what="Finds `tf.gradients` calls whose `ys` or `xs` are not plain names (or "
+         "lists of names) defined in the same function or module, for example "
+         "`tf.trainable_variables()` or `model.weights`.",
+    why="The tape has to be placed around the computation from the sources to "
+        "the targets, and TensorFlow's list semantics kept; both need to see "
+        "where the operands come from.",
+    example="grads = tf.gradients(loss, tf.trainable_variables())",
+    use_instead="Name the variables explicitly, or write the tape by hand: "
+                "`tape.gradient(loss, model.trainable_variables)`.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS105 = CodeInfo(
+    code="TS105",
+    name="gradients-interleaved",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a gradient is taken in the middle of the forward computation it belongs to",
+    what="Finds a `tf.gradients` call that sits between statements of the "
+         "forward computation another gradient of the same order needs, and cannot "
+         "be moved after it (it is not a plain assignment, or a later statement of "
+         "the forward computation reads its result or rebinds what it reads).",
+    why="A tape answers gradients after its `with` block; moving the statement "
+        "could change what it reads.",
+    example="h = f(W)\nprint(tf.gradients(h, W)[0])\nloss = g(h)\ng2 = tf.gradients(loss, W)[0]",
+    use_instead="Move the forward computation before the first gradient, then migrate.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS110 = CodeInfo(
+    code="TS110",
+    name="gradients-graph-only-argument",
+    severity=Severity.INFO,
+    summary="a tf.gradients argument with no meaning in eager mode was dropped",
+    what="Drops `gate_gradients`, `aggregation_method`, "
+         "`colocate_gradients_with_ops` and `name` when converting `tf.gradients` "
+         "to `tape.gradient`.",
+    why="They control graph construction and placement; `GradientTape.gradient` "
+        "does not take them.",
+    example="tf.gradients(loss, W, colocate_gradients_with_ops=True)",
+    use_instead="tape.gradient(loss, W)",
+    fix_safety="Safe: the migrated code computes what the legacy graph meant. "
+               "`aggregation_method` may change float rounding in the last bits. Eager "
+               "code always finishes every gradient before any update, as "
+               "`gate_gradients=True` does; a legacy graph without it that applies the "
+               "gradients to ref variables (TF1's default) can race: an update may land "
+               "before a backward op reads the variable, so the legacy run itself is not "
+               "reproducible (measured on a DDPG actor update: 8 of 15 runs differed).",
+)
+
+TS111 = CodeInfo(
+    code="TS111",
+    name="gradients-unconnected",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="no forward computation from the sources to the targets was found",
+    what="Finds a `tf.gradients` call whose targets do not depend, by the names "
+         "in the code, on any of its sources.",
+    why="Either the gradient is `None` by design, or the dependency goes "
+        "through state the codemod cannot see (an object, a closure); placing a "
+        "tape would be a guess.",
+    example="loss = model(x)  # model reads W internally\ng = tf.gradients(loss, W)",
+    use_instead="Write the tape by hand around the call that uses the variables.",
+    fix_safety=COMPAT_SAFETY,
+)
+
 
 #: tf.gradients' parameters, in positional order.
 GRADIENTS_PARAMS = (
@@ -90,9 +200,15 @@ def _is_main_guard(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.If) and "__name__" in code_of(node.test)
 
 
+@register_rule
 class GradientsToTape(KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Rewrite tf.gradients into tape.gradient with a GradientTape around the forward computation."
     RULE = "gradients"
+    PHASE = "tape"
+    ORDER = 20
+    CODES = (TS102, TS103, TS104, TS105, TS110, TS111)
+    #: nothing without a TensorFlow gradients(...) call
+    SCREEN_NAMES = frozenset({"gradients"})
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -161,10 +277,10 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         for k in range(len(stack) - 1, -1, -1):
             n = stack[k]
             if isinstance(n, _SCOPES):
-                self.report("TS103", call, "tf.gradients inside a lambda or comprehension")
+                self.report(TS103.code, call, "tf.gradients inside a lambda or comprehension")
                 return None
             if isinstance(n, cst.BaseCompoundStatement):
-                self.report("TS103", call, "tf.gradients in the header of a compound statement")
+                self.report(TS103.code, call, "tf.gradients in the header of a compound statement")
                 return None
             if isinstance(n, cst.SimpleStatementLine):
                 parent = stack[k - 1]
@@ -173,7 +289,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 owner = stack[k - 2]
                 if isinstance(owner, cst.FunctionDef):
                     if owner.name.value in cf_funcs:
-                        self.report("TS103", call,
+                        self.report(TS103.code, call,
                                     f"tf.gradients inside `{owner.name.value}`, which is run "
                                     "by TensorFlow control flow (while_loop, map_fn, ...)")
                         return None
@@ -181,7 +297,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 if _is_main_guard(owner) and owner.body is parent:
                     return parent, parent.body.index(n)
                 kind = type(owner).__name__.lower()
-                self.report("TS103", call, f"tf.gradients inside a `{kind}` block")
+                self.report(TS103.code, call, f"tf.gradients inside a `{kind}` block")
                 return None
         return None
 
@@ -189,19 +305,19 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         call = gc.call
         for i, arg in enumerate(call.args):
             if arg.star:
-                self.report("TS104", call, "tf.gradients called with *args or **kwargs")
+                self.report(TS104.code, call, "tf.gradients called with *args or **kwargs")
                 return False
             key = arg.keyword.value if arg.keyword is not None else (
                 GRADIENTS_PARAMS[i] if i < len(GRADIENTS_PARAMS) else None)
             if key is None or key not in GRADIENTS_PARAMS:
-                self.report("TS104", call, "tf.gradients called with unknown arguments")
+                self.report(TS104.code, call, "tf.gradients called with unknown arguments")
                 return False
             gc.args[key] = arg.value
         if "ys" not in gc.args or "xs" not in gc.args:
-            self.report("TS104", call, "tf.gradients called without ys and xs")
+            self.report(TS104.code, call, "tf.gradients called without ys and xs")
             return False
         if "stop_gradients" in gc.args:
-            self.report("TS102", call, "tf.gradients(..., stop_gradients=...) has no "
+            self.report(TS102.code, call, "tf.gradients(..., stop_gradients=...) has no "
                         "GradientTape equivalent; put tf.stop_gradient in the forward code")
             return False
         ys = gc.args["ys"]
@@ -211,7 +327,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 isinstance(e.value, cst.Name) for e in ys.elements):
             gc.ys = [e.value.value for e in ys.elements]
         else:
-            self.report("TS104", call, f"the targets `{code_of(ys)}` are not a name or a list of names")
+            self.report(TS104.code, call, f"the targets `{code_of(ys)}` are not a name or a list of names")
             return False
         xs = gc.args["xs"]
         if isinstance(xs, cst.Name):
@@ -222,7 +338,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 gc.xs = list(elements[xs.value])
                 gc.xs_is_list = True
             else:
-                self.report("TS104", call, f"cannot tell whether the sources `{xs.value}` "
+                self.report(TS104.code, call, f"cannot tell whether the sources `{xs.value}` "
                             "are a tensor or a list (TensorFlow's list semantics would be lost)")
                 return False
         elif isinstance(xs, (cst.List, cst.Tuple)) and all(
@@ -237,7 +353,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             gc.xs_is_list = True
             self._variable_owners.add(xs.value.value)
         else:
-            self.report("TS104", call, f"the sources `{code_of(xs)}` are not a name or a list of names")
+            self.report(TS104.code, call, f"the sources `{code_of(xs)}` are not a name or a list of names")
             return False
         return True
 
@@ -253,7 +369,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             fwd = forward_dependents(stmts, gc.defs, gi)
             gc.slice = back & fwd
             if not gc.slice:
-                self.report("TS111", gc.call, f"no computation from `{', '.join(gc.xs)}` to "
+                self.report(TS111.code, gc.call, f"no computation from `{', '.join(gc.xs)}` to "
                             f"`{', '.join(gc.ys)}` was found in this block")
                 ok = False
         if not ok:
@@ -278,7 +394,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                         moved.setdefault(level, set()).add(gc.stmt_index)
                         continue
                     line, _ = self.position(body[end])
-                    self.report("TS105", gc.call, "this gradient is taken inside the forward "
+                    self.report(TS105.code, gc.call, "this gradient is taken inside the forward "
                                 f"computation of its tape (which ends at line {line})")
                     ok = False
             regions.append((start, end))
@@ -350,7 +466,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             tape = tapes[gc.level]
             dropped = sorted(k for k in gc.args if k in GRAPH_ONLY_PARAMS)
             if dropped:
-                self.report("TS110", gc.call, "dropped tf.gradients argument(s) with no meaning "
+                self.report(TS110.code, gc.call, "dropped tf.gradients argument(s) with no meaning "
                             f"in eager mode: {', '.join(dropped)}")
             new_call = code_of(self._tape_call(gc.call, tape))
             old = code_of(gc.call)

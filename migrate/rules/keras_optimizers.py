@@ -40,8 +40,32 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.findings import CodeInfo, Severity
+
+# Codes this rule reports (docs/codes.md is generated from them)
+
+TS119 = CodeInfo(
+    code="TS119",
+    name="keras-optimizer-numbers",
+    severity=Severity.WARNING,
+    blocks_tape=False,
+    summary="with --keras-optimizers: a Keras optimizer that does not compute TF1's update "
+            "bit for bit, or a v1 optimizer that stays",
+    what="Reports each optimizer `--keras-optimizers` maps to Keras whose update differs "
+         "from TF1's (RMSProp's rule, Momentum with a changing learning rate, float "
+         "rounding of Adam, Momentum, Adadelta), and each it leaves as "
+         "`tf.compat.v1.train` because it is used other than through `apply_gradients`.",
+    why="The v1 optimizers run eagerly and keep every number (docs/tf1-vs-tf2.md, section 6); "
+        "Keras' implementations are not always the same computation, so a "
+        "migration that moves to them must say where the numbers move.",
+    example="opt = tf.train.RMSPropOptimizer(0.01)",
+    use_instead="opt = tf.compat.v1.train.RMSPropOptimizer(0.01)  # the default: same numbers",
+    fix_safety="The mapping is opt-in; without `--keras-optimizers` nothing changes.",
+)
+
 
 #: the option that turns this rule on (in the shared scratch of one migration)
 OPTION = "keras_optimizers"
@@ -107,9 +131,19 @@ def _number(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Integer, cst.Float))
 
 
+@register_rule
 class V1OptimizersToKeras(TapeshiftCodemod):
     DESCRIPTION = "Map tf.compat.v1.train optimizers to Keras optimizers (opt-in), reporting number changes."
     RULE = "keras-optimizers"
+    PHASE = "tape"
+    ORDER = 40
+    CODES = (TS119,)
+    #: train.<kind> optimizers it maps (when the option is on)
+    SCREEN_NAMES = frozenset(MAPPINGS)
+    OPTION = RuleOption(OPTION, "--keras-optimizers",  # the module's OPTION: the name
+                        "map tf.compat.v1.train optimizers to tf.keras.optimizers and "
+                        "report each place that changes numbers (TS119); by default "
+                        "the v1 optimizers are kept: they keep every number")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -164,7 +198,7 @@ class V1OptimizersToKeras(TapeshiftCodemod):
                         steps[grand] = step
                     continue
                 what = code_of(parent) if isinstance(parent, cst.Attribute) else name
-                self.report("TS119", use, f"`{what}`: only optimizers used solely through "
+                self.report(TS119.code, use, f"`{what}`: only optimizers used solely through "
                             "apply_gradients are mapped to Keras; this one stays "
                             f"tf.compat.v1.train.{kind}", changes_numbers=False)
                 ok = False
@@ -191,7 +225,7 @@ class V1OptimizersToKeras(TapeshiftCodemod):
         if statement is None or len(statement.body) != 1 or not (
                 isinstance(parent, cst.Expr) or isinstance(parent, cst.Assign)
                 and parent.value is call):
-            self.report("TS119", call, "apply_gradients(global_step=...) inside an expression: "
+            self.report(TS119.code, call, "apply_gradients(global_step=...) inside an expression: "
                         "the optimizer stays tf.compat.v1")
             return False
         return step
@@ -241,11 +275,11 @@ class V1OptimizersToKeras(TapeshiftCodemod):
                        args=args)
         self.record_change(original, f"train.{kind} -> keras.optimizers.{mapping.keras}")
         if numbers == "rounding":
-            self.report("TS119", original, f"keras.optimizers.{mapping.keras} computes TF1's "
+            self.report(TS119.code, original, f"keras.optimizers.{mapping.keras} computes TF1's "
                         f"{kind} update with different float rounding (measured: 1e-8 to 2e-5 "
                         "relative after 30 steps, not bit for bit)", changes_numbers=True)
         elif numbers:
-            self.report("TS119", original, f"keras.optimizers.{mapping.keras} changes the "
+            self.report(TS119.code, original, f"keras.optimizers.{mapping.keras} changes the "
                         f"numbers: {numbers}", changes_numbers=True)
         return new
 

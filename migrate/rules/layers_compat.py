@@ -29,8 +29,33 @@ from typing import Optional, Set
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod, all_names, code_of, fresh_name
 from tapeshift.migrate.rules.layers_compat_table import LEGACY_LAYERS, TF_KERAS_LEGACY_LAYERS
+from tapeshift.migrate.engine.findings import CodeInfo, Severity, TS109
+
+# Codes this rule reports (docs/codes.md is generated from them)
+
+TS124 = CodeInfo(
+    code="TS124",
+    name="uses-tf-keras-layers",
+    severity=Severity.INFO,
+    summary="tf.layers moved to tf-keras' legacy layers; the file needs the tf-keras package",
+    what="Reports a file (in compat mode) whose `tf.layers` / `tf.compat.v1.layers` "
+         "references and imports were rewritten to "
+         "`tf_keras.api._v1.keras.__internal__.legacy.layers`, the module TensorFlow itself "
+         "routes `tf.compat.v1.layers` to under `TF_USE_LEGACY_KERAS=1`.",
+    why="On TensorFlow >= 2.16 Keras 3 is the default and `tf.compat.v1.layers.dense` raises "
+        "\"`dense` is not available with Keras 3\"; the TF1 layers now live in the tf-keras "
+        "package. Importing them from there needs no environment variable.",
+    example="h = tf.layers.dense(x, 10)",
+    use_instead="import tf_keras.api._v1.keras.__internal__.legacy.layers as tf_layers\n"
+                "h = tf_layers.dense(x, 10)   # pip install tf-keras",
+    fix_safety="Safe: the same layer code (variables from `get_variable`, batch-norm updates in "
+               "`UPDATE_OPS`), so every number is kept; install tf-keras of your TensorFlow's "
+               "version.",
+)
+
 
 DESCRIPTION = "tf.layers / tf.compat.v1.layers -> tf-keras' legacy layers (they run on Keras 3)"
 
@@ -41,9 +66,14 @@ _LAYERS_MODULES = ("tensorflow.layers", "tensorflow.compat.v1.layers")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1")
 
 
+@register_rule
 class LayersToTfKeras(TapeshiftCodemod):
     DESCRIPTION = DESCRIPTION
     RULE = "layers"
+    #: after the fallback, which must still see `from tensorflow import layers` as TensorFlow
+    PHASE = "compat-post"
+    ORDER = 10
+    CODES = (TS124,)
     #: every reference to tf.layers, and every import of it, spells "layers"
     SCREEN_NAMES = frozenset({"layers"})
 
@@ -72,7 +102,7 @@ class LayersToTfKeras(TapeshiftCodemod):
         name = node.attr.value
         if name not in LEGACY_LAYERS:
             self._skip.add(node.value)
-            self.report("TS109", node, f"{code_of(node)}: tf.layers.{name} is not in tf-keras' "
+            self.report(TS109.code, node, f"{code_of(node)}: tf.layers.{name} is not in tf-keras' "
                         "legacy layers; left as it was (it fails on TensorFlow >= 2.16 with "
                         "Keras 3)")
 
@@ -108,7 +138,7 @@ class LayersToTfKeras(TapeshiftCodemod):
                     self.record_change(original_node, f"import {dotted} -> import {package}")
                     alias = alias.with_changes(name=cst.parse_expression(package))
                 elif rest and rest[0] not in LEGACY_LAYERS:
-                    self.report("TS109", original_node, f"import {dotted}: tf.layers.{rest[0]} "
+                    self.report(TS109.code, original_node, f"import {dotted}: tf.layers.{rest[0]} "
                                 "is not in tf-keras' legacy layers; left as it was")
                 else:
                     target = ".".join([TF_KERAS_LEGACY_LAYERS, *rest])
@@ -142,7 +172,7 @@ class LayersToTfKeras(TapeshiftCodemod):
         wanted = [rest[0]] if rest else [code_of(a.name) for a in updated_node.names]
         missing = [n for n in wanted if n not in LEGACY_LAYERS]
         if missing:
-            self.report("TS109", original_node, f"from {module} import: "
+            self.report(TS109.code, original_node, f"from {module} import: "
                         f"{', '.join('tf.layers.' + n for n in missing)} not in tf-keras' legacy "
                         "layers; the import was left as it was (it fails on Keras 3)")
             return updated_node
@@ -180,7 +210,7 @@ class LayersToTfKeras(TapeshiftCodemod):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module):
         if self._first is not None:
-            self.report("TS124", self._first, "tf.layers now come from the tf-keras package "
+            self.report(TS124.code, self._first, "tf.layers now come from the tf-keras package "
                         "(pip install tf-keras, the version of your TensorFlow): on TensorFlow "
                         ">= 2.16 with Keras 3 tf.compat.v1.layers is gone")
         return updated_node

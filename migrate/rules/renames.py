@@ -20,7 +20,9 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod, all_names, code_of, fresh_name, tf_module_alias
+from tapeshift.migrate.engine.findings import TS109
 
 #: old full name -> new full name (both under ``tensorflow``).
 RENAMES: Dict[str, str] = {
@@ -277,9 +279,15 @@ def _short(full: str) -> str:
     return full[len("tensorflow."):]
 
 
+@register_rule
 class RenameTF1Names(TapeshiftCodemod):
     DESCRIPTION = "Give TF1 op names that moved in TF2 their TF2 names (tf.log -> tf.math.log)."
     RULE = "renames"
+    PHASE = "tape"
+    ORDER = 30
+    HANDLES = frozenset(k[len("tensorflow."):] for k in (*RENAMES, *CASTS))
+    #: names in its two tables only
+    SCREEN_NAMES = frozenset(k.rpartition(".")[2] for k in (*RENAMES, *CASTS)) | OTHER_DEFAULTS
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -339,7 +347,7 @@ class RenameTF1Names(TapeshiftCodemod):
         if old is None or old not in CASTS:
             return updated_node
         if not updated_node.args or updated_node.args[0].keyword is not None:
-            self.report("TS109", original_node, f"{code_of(original_node.func)} with keyword "
+            self.report(TS109.code, original_node, f"{code_of(original_node.func)} with keyword "
                         "arguments only is not rewritten")
             return updated_node
         dtype = self._new_ref(original_node.func, CASTS[old])
@@ -374,7 +382,7 @@ class RenameTF1Names(TapeshiftCodemod):
         if isinstance(value, (cst.Name, cst.Attribute)):
             old = self._old(value)
             if old in CASTS:
-                self.report("TS109", value, f"{code_of(value)} used as a value cannot be rewritten "
+                self.report(TS109.code, value, f"{code_of(value)} used as a value cannot be rewritten "
                             f"to tf.cast; use `lambda x: tf.cast(x, tf.{CASTS[old]})`")
         return updated_node
 

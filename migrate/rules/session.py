@@ -21,16 +21,136 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import KindMixin, TapeshiftCodemod, code_of, tf_module_alias
+from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 
-SESSIONS = frozenset({"Session", "InteractiveSession"})
-INITIALIZERS = frozenset({
-    "global_variables_initializer", "initialize_all_variables",
-    "local_variables_initializer", "initialize_local_variables",
-    "variables_initializer", "initialize_variables",
-})
-PLACEHOLDERS = frozenset({"placeholder", "placeholder_with_default", "sparse_placeholder"})
+# Codes this rule reports (docs/codes.md is generated from them)
+
+TS106 = CodeInfo(
+    code="TS106",
+    name="session-not-visible",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a Session is used in a way the codemod cannot see whole",
+    what="Finds Sessions built on another graph (`graph=`, `target=`), passed "
+         "to or returned from functions, reached through "
+         "`tf.get_default_session()`, or run with options the codemod does not model.",
+    why="Replacing `sess.run(x)` by the value of `x` is right only when the "
+        "codemod sees every use of the session and the graph it runs.",
+    example="def evaluate(sess, loss):\n    return sess.run(loss)",
+    use_instead="Keep graph code in one place; after migrating, pass values "
+                "(`loss.numpy()`) rather than sessions.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS107 = CodeInfo(
+    code="TS107",
+    name="session-feeds-placeholders",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a fed graph the feeds rule cannot turn into functions of the fed values",
+    what="Reports placeholders and `feed_dict=` the feeds rule cannot follow: a "
+         "feed_dict that is not a dict literal, feeding a computed tensor, a placeholder "
+         "needed but not fed, variables created from fed values (`tf.layers.dense(x)`), "
+         "graph code in a loop or `with` block, a graph value used outside `sess.run`, "
+         "more than one Session, `tf.sparse_placeholder`, placeholders without a Session.",
+    why="A fed graph is a function of its feeds; straight-line eager code would "
+        "compute each tensor once, with whatever value existed when the line ran "
+        "(docs/tf1-vs-tf2.md, section 1). The feeds rule turns each distinct set of fetches into "
+        "a function of the placeholders it needs; what it cannot place exactly stays "
+        "in compat form.",
+    example="x = tf.placeholder(tf.float32)\nfeed = {x: 2.0}\nprint(sess.run(y, feed_dict=feed))",
+    use_instead="print(sess.run(y, feed_dict={x: 2.0}))  # a dict literal at the call "
+                "becomes run_y(x=2.0)",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS108 = CodeInfo(
+    code="TS108",
+    name="session-stateful-op",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="the graph holds an op whose value changes when it runs and the codemod cannot place it",
+    what="Finds state changes the rules cannot place: optimizer steps outside a file "
+         "that runs them in a Session (or in forms the feeds rule does not convert: "
+         "`var_list` from a collection, a placeholder learning rate, `minimize` not "
+         "assigned), assignments, `tf.Print`, `py_func`, dataset iterators and random "
+         "ops outside variable initialisers.",
+    why="In a graph these run each time `sess.run` fetches them; in eager code "
+        "they would run once, when the line is reached, so losses read later "
+        "would see different variable values (docs/tf1-vs-tf2.md, section 1). Train ops the "
+        "feeds rule converts run inside the step function of their `sess.run`.",
+    example="train = opt.minimize(loss, var_list=tf.get_collection('actor'))",
+    use_instead="train = opt.minimize(loss, var_list=[W1, b1])  # an explicit list is converted",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS112 = CodeInfo(
+    code="TS112",
+    name="gradient-override",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="gradient_override_map / RegisterGradient is ignored in eager mode",
+    what="Finds `@tf.RegisterGradient` and `graph.gradient_override_map(...)`.",
+    why="In eager mode the override map is silently ignored: a gradient-reversal "
+        "layer gave [-3, -3] in a graph and [3, 3] under a tape (docs/tf1-vs-tf2.md, section 8).",
+    example="with g.gradient_override_map({\"Identity\": \"Reverse\"}):\n    y = tf.identity(x)",
+    use_instead="@tf.custom_gradient\ndef reverse(x):\n    return tf.identity(x), lambda dy: -dy",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS113 = CodeInfo(
+    code="TS113",
+    name="seeded-random-stream",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="seeded random ops give a different stream in eager TF2",
+    what="Finds random ops in a file that sets a graph-level or op-level seed.",
+    why="`tf.set_random_seed(0)` and `tf.random.set_seed(0)` give different "
+        "streams (docs/tf1-vs-tf2.md, section 5): a tape-form file would start from other "
+        "numbers than the legacy run.",
+    example="tf.set_random_seed(0)\nW = tf.Variable(tf.random_normal([2, 2]))",
+    use_instead="Carry the initial values over explicitly (e.g. from a checkpoint "
+                "or a NumPy array), or use stateless random ops with fixed seeds.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS115 = CodeInfo(
+    code="TS115",
+    name="unsupported-fetch",
+    severity=Severity.WARNING,
+    blocks_tape=True,
+    summary="a sess.run fetch the codemod cannot turn into a value",
+    what="Finds `sess.run` fetches that are strings (tensor names), operations "
+         "run for their effect, or expressions whose definition is not in the file.",
+    why="The fetch must be a tensor (or a structure of tensors) built in the "
+        "same file for its value to be computed eagerly.",
+    example="sess.run(\"loss:0\")",
+    use_instead="Fetch the Python name of the tensor: `sess.run(loss)`.",
+    fix_safety=COMPAT_SAFETY,
+)
+
+TS116 = CodeInfo(
+    code="TS116",
+    name="unseeded-random-init",
+    severity=Severity.INFO,
+    summary="random initial values: the legacy and the migrated run draw different numbers",
+    what="Notes a random op in a variable initialiser in a file that sets no seed. "
+         "The file is converted.",
+    why="Unseeded, the legacy program draws new numbers on every run too; the "
+        "migrated program is as correct, but a number-by-number comparison of the "
+        "two runs (`tapeshift verify`) will differ (docs/tf1-vs-tf2.md, section 5).",
+    example="W = tf.Variable(tf.random_normal([2, 2]))",
+    use_instead="For a comparable run, start from fixed values: "
+                "`W = tf.Variable(np.load(\"W0.npy\"))`, or stateless random ops with a fixed seed.",
+    fix_safety="The rewrite keeps the semantics (one random draw at creation); only "
+               "the drawn values differ, as between any two unseeded runs.",
+)
+
+
 #: TF functions whose result changes state (or prints) each time it runs.
 STATEFUL = frozenset({
     "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
@@ -49,11 +169,8 @@ RANDOM = frozenset({
     "random.truncated_normal", "random.shuffle", "random.categorical", "random.gamma",
     "random.poisson", "nn.dropout", "layers.dropout",
 })
-SEEDING = frozenset({"set_random_seed", "random.set_seed"})
 OVERRIDES = frozenset({"RegisterGradient"})
 NO_VALUE = frozenset({"group", "no_op"})
-#: Graph housekeeping with no meaning in eager code; the statement goes.
-GRAPH_HOUSEKEEPING = frozenset({"reset_default_graph"})
 VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
 
 # per-node tests of the analysis walk (memoized isinstance: node classes are ABCs)
@@ -61,9 +178,14 @@ _is_call, _is_name, _is_function = (instance_test(cst.Call), instance_test(cst.N
                                     instance_test(cst.FunctionDef))
 
 
+@register_rule
 class SessionToEager(KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Dissolve tf.Session blocks: sess.run(fetch) becomes the fetched value."
     RULE = "session"
+    PHASE = "tape"
+    ORDER = 10
+    CODES = (TS106, TS107, TS108, TS112, TS113, TS115, TS116)
+    HANDLES = SESSIONS | INITIALIZERS | PLACEHOLDERS | GRAPH_HOUSEKEEPING
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -109,7 +231,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                     elif sess:
                         sessions.add(sess)
                 elif name in PLACEHOLDERS:
-                    self.report("TS107", n, f"tf.{name}: a placeholder makes the graph a function "
+                    self.report(TS107.code, n, f"tf.{name}: a placeholder makes the graph a function "
                                 "of fed values, and no Session in this file shows how it is fed")
                     blocked = True
                 elif name in STATEFUL:
@@ -121,11 +243,11 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                     seeded = True
                     seed_calls.append(n)
                 elif name in OVERRIDES:
-                    self.report("TS112", n, "tf.RegisterGradient overrides are ignored in eager mode")
+                    self.report(TS112.code, n, "tf.RegisterGradient overrides are ignored in eager mode")
                     blocked = True
                 elif name in ("get_default_session", "Graph", "get_default_graph",
                               "keras.backend.get_session", "keras.backend.set_session"):
-                    self.report("TS106", n, f"tf.{name}: the codemod cannot follow graphs and "
+                    self.report(TS106.code, n, f"tf.{name}: the codemod cannot follow graphs and "
                                 "sessions reached this way")
                     blocked = True
                 elif name in GRAPH_HOUSEKEEPING:
@@ -147,7 +269,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 if isinstance(n.func, cst.Attribute) and name not in STATEFUL:
                     attr = n.func.attr.value
                     if attr == "gradient_override_map":
-                        self.report("TS112", n, "gradient_override_map is silently ignored in "
+                        self.report(TS112.code, n, "gradient_override_map is silently ignored in "
                                     "eager mode (docs/tf1-vs-tf2.md, section 8)")
                         blocked = True
                     elif attr in STATEFUL_METHODS:
@@ -176,7 +298,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
             attr = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
             if has_session or evals or attr in ("minimize", "compute_gradients") \
                     and not (call.args and isinstance(call.args[0].value, cst.Lambda)):
-                self.report("TS108", call, message)
+                self.report(TS108.code, call, message)
                 blocked = True
 
         for call, stack in randoms:
@@ -185,21 +307,21 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 isinstance(a, cst.Arg) and a.keyword is not None
                 and a.keyword.value == "initializer" for a in stack)
             if not in_init:
-                self.report("TS108", call, "a random op outside a variable initialiser draws new "
+                self.report(TS108.code, call, "a random op outside a variable initialiser draws new "
                             "values at every sess.run, but once in eager code")
                 blocked = True
             elif seeded:
-                self.report("TS113", call, "seeded random ops give a different stream in eager "
+                self.report(TS113.code, call, "seeded random ops give a different stream in eager "
                             "TF2 (tf.set_random_seed vs tf.random.set_seed)")
                 blocked = True
                 seed_calls = []
             else:
-                self.report("TS116", call, "random initial value: the legacy run and the "
+                self.report(TS116.code, call, "random initial value: the legacy run and the "
                             "migrated run draw different numbers (unseeded in both)",
                             changes_numbers=True)
         for call in seed_calls[:1]:
             # initialisers of layers, keras, get_variable ... are seeded by it too
-            self.report("TS113", call, "the file seeds TensorFlow's random streams; eager TF2 "
+            self.report(TS113.code, call, "the file seeds TensorFlow's random streams; eager TF2 "
                         "draws different numbers from the same seed")
             blocked = True
 
@@ -219,7 +341,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                         and isinstance(grand.func.value, cst.Name) \
                         and grand.func.value.value in sessions:
                     continue
-                self.report("TS115", name, f"the initializer `{name.value}` is used in a way "
+                self.report(TS115.code, name, f"the initializer `{name.value}` is used in a way "
                             "the codemod cannot remove")
                 blocked = True
                 continue
@@ -235,7 +357,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                     continue
                 if attr == "close" and isinstance(great, cst.Expr):
                     continue
-            self.report("TS106", name, f"the session `{name.value}` is used in a way the "
+            self.report(TS106.code, name, f"the session `{name.value}` is used in a way the "
                         "codemod cannot follow (passed, stored, returned or "
                         f"`{code_of(parent) if isinstance(parent, cst.Attribute) else name.value}`)")
             blocked = True
@@ -254,21 +376,21 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         """The name a Session is bound to; "" when unnamed; False (reported) when unsupported."""
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value != "config":
-                self.report("TS106", call, f"Session({code_of(arg)}): a session on another graph "
+                self.report(TS106.code, call, f"Session({code_of(arg)}): a session on another graph "
                             "or target cannot be replaced by eager values")
                 return False
         parent = stack[-1]
         if isinstance(parent, cst.WithItem):
             with_node = stack[-2]
             if len(with_node.items) != 1:
-                self.report("TS106", call, "a Session opened together with other context managers")
+                self.report(TS106.code, call, "a Session opened together with other context managers")
                 return False
             self._flatten.add(with_node)
             self.record_change(with_node, "`with Session() as ...:` block dissolved into its body")
             if parent.asname is None:
                 return ""
             if not isinstance(parent.asname.name, cst.Name):
-                self.report("TS106", call, "a Session bound to something other than a name")
+                self.report(TS106.code, call, "a Session bound to something other than a name")
                 return False
             return parent.asname.name.value
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
@@ -281,7 +403,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
             self._remove.add(stack[-2])
             self.record_change(stack[-2], "Session construction removed")
             return ""
-        self.report("TS106", call, "a Session used in an expression the codemod cannot follow")
+        self.report(TS106.code, call, "a Session used in an expression the codemod cannot follow")
         return False
 
     def _plan_run(self, call: cst.Call, parent: Optional[cst.CSTNode], inits: Set[str]) -> bool:
@@ -291,21 +413,21 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
             if key == "fetches":
                 fetch = arg.value
             elif key == "feed_dict":
-                self.report("TS107", call, "sess.run(..., feed_dict=...): fed values need the graph "
+                self.report(TS107.code, call, "sess.run(..., feed_dict=...): fed values need the graph "
                             "as a function, which the feeds rule did not build here")
                 return False
             else:
-                self.report("TS106", call, f"sess.run(..., {key}=...) is not modelled by the codemod")
+                self.report(TS106.code, call, f"sess.run(..., {key}=...) is not modelled by the codemod")
                 return False
         if fetch is None:
-            self.report("TS115", call, "sess.run without fetches")
+            self.report(TS115.code, call, "sess.run without fetches")
             return False
         is_init = (isinstance(fetch, cst.Name) and fetch.value in inits) or (
             isinstance(fetch, cst.Call) and self.is_tf(fetch.func, *INITIALIZERS))
         if is_init:
             if isinstance(parent, cst.Expr):
                 return True  # the statement is removed by leave_SimpleStatementLine
-            self.report("TS115", call, "the initializer's result is used")
+            self.report(TS115.code, call, "the initializer's result is used")
             return False
         if self._convert(fetch, fetch) is None:
             return False
@@ -322,15 +444,15 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         if kind not in ("tensor", "variable"):
             return True  # not a TensorFlow object we know: leave it
         if attr == "run":
-            self.report("TS108", call, f"`{code_of(call.func)}()` runs an op for its effect")
+            self.report(TS108.code, call, f"`{code_of(call.func)}()` runs an op for its effect")
             return False
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == "feed_dict" or (
                     arg.keyword is None and call.args.index(arg) == 0):
-                self.report("TS107", call, f"`{code_of(call.func)}(feed_dict=...)` feeds values")
+                self.report(TS107.code, call, f"`{code_of(call.func)}(feed_dict=...)` feeds values")
                 return False
         if not has_session:
-            self.report("TS106", call, f"`{code_of(call.func)}()` with no Session in this file")
+            self.report(TS106.code, call, f"`{code_of(call.func)}()` with no Session in this file")
             return False
         self._evals.add(call)
         self.record_change(call, f"{code_of(call.func)}() -> .numpy()")
@@ -346,13 +468,13 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         ``original`` is the fetch as parsed: names and kinds are read from it
         (metadata knows only the parsed nodes), the result is built from ``fetch``."""
         if isinstance(original, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            self.report("TS115", original, "fetching a tensor by its string name")
+            self.report(TS115.code, original, "fetching a tensor by its string name")
             return None
         if isinstance(original, (cst.List, cst.Tuple)):
             elements = []
             for el, el0 in zip(fetch.elements, original.elements):
                 if isinstance(el0, cst.StarredElement):
-                    self.report("TS115", original, "a starred element in the fetches")
+                    self.report(TS115.code, original, "a starred element in the fetches")
                     return None
                 value = self._convert(el.value, el0.value)
                 if value is None:
@@ -363,7 +485,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
             elements = []
             for el, el0 in zip(fetch.elements, original.elements):
                 if not isinstance(el0, cst.DictElement):
-                    self.report("TS115", original, "`**` in a fetch dict")
+                    self.report(TS115.code, original, "`**` in a fetch dict")
                     return None
                 value = self._convert(el.value, el0.value)
                 if value is None:
@@ -371,11 +493,11 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 elements.append(el.with_changes(value=value))
             return fetch.with_changes(elements=elements)
         if isinstance(original, cst.Call) and self.is_tf(original.func, *NO_VALUE):
-            self.report("TS115", original, "fetching an operation that has no value")
+            self.report(TS115.code, original, "fetching an operation that has no value")
             return None
         if isinstance(original, cst.Name):
             if original.value not in self._kinds:
-                self.report("TS115", original, f"`{original.value}` is not defined by an assignment "
+                self.report(TS115.code, original, f"`{original.value}` is not defined by an assignment "
                             "in this file")
                 return None
         kind = self.expr_kind(original, self._kinds)

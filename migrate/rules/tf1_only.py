@@ -7,61 +7,72 @@ such a reference is migrated in compat mode instead.
 
 from __future__ import annotations
 
-from typing import Optional
+import functools
+from typing import FrozenSet, Optional
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
+from tapeshift.migrate.engine.findings import TS109
+from tapeshift.migrate.engine.registry import handled_names, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of
-from tapeshift.migrate.rules.compat_v1_imports import BEHAVIOUR_SWITCHES
-from tapeshift.migrate.rules.renames import (
-    CASTS,
-    OTHER_DEFAULTS,
-    RENAMES,
-    SEEDED_INITIALIZERS,
-    TF1_SOURCE,
-    eager_compat,
-)
-from tapeshift.migrate.rules.session import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SESSIONS
+from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
+from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, SEEDED_INITIALIZERS, TF1_SOURCE, eager_compat
+from tapeshift.migrate.rules.session import TS113, TS116
 
 #: Gone from TensorFlow altogether (not even in ``tf.compat.v1``).
 GONE = frozenset({"contrib"})
 #: In TF2 but raising under eager execution; the gradients rule converts them.
 EAGER_UNSUPPORTED = frozenset({"gradients", "hessians"})
-#: TF1-only names another rule converts or reports itself.
-HANDLED = frozenset(
-    {k[len("tensorflow."):] for k in (*RENAMES, *CASTS)}
-    | SESSIONS | INITIALIZERS | PLACEHOLDERS | BEHAVIOUR_SWITCHES | GRAPH_HOUSEKEEPING
-)
+
+
+def handled() -> FrozenSet[str]:
+    """TF1-only names another rule converts or reports itself (the rules' ``HANDLES``)."""
+    return handled_names()
 
 
 def tf1_only(name: str, strict: bool = False) -> Optional[str]:
     """The TF1-only prefix of an API name, or None. Not strict: names another
     rule converts are not reported."""
     parts = name.split(".")
-    if not strict and any(".".join(parts[:k]) in HANDLED for k in range(1, len(parts) + 1)):
+    handled_now = handled()
+    if not strict and any(".".join(parts[:k]) in handled_now for k in range(1, len(parts) + 1)):
         return None  # tf.logging.info: converted whole, its TF1-only module included
     for k in range(1, len(parts) + 1):
         prefix = ".".join(parts[:k])
-        if prefix in GONE or (prefix in TF1_ONLY and (strict or prefix not in HANDLED)):
+        if prefix in GONE or (prefix in TF1_ONLY and (strict or prefix not in handled_now)):
             return prefix
     return None
 
 
+@functools.lru_cache(maxsize=4)  # one set of handled names in a run (tests add rules)
+def _unconverted_screen(handled_now: FrozenSet[str]) -> FrozenSet[str]:
+    return frozenset(
+        {n.rpartition(".")[2] for n in (TF1_ONLY - handled_now) | set(SEEDED_INITIALIZERS)} | GONE)
+
+
+def _unconverted_names() -> FrozenSet[str]:
+    """The screen of :class:`TF1OnlyNames`: the last parts of the TF1-only names no
+    rule converts, and of the v1 initialisers whose seed it checks."""
+    return _unconverted_screen(handled())
+
+
+@register_rule
 class TF1OnlyNames(TapeshiftCodemod):
     DESCRIPTION = "Report TF1-only API names that no rule converts (they block tape form)."
     RULE = "tf1-only"
-    #: tapeshift.migrate.engine.screen runs the rule only on a file spelling one of these: the
-    #: TF1-only names no rule converts, and the v1 initialisers whose seed it checks
-    SCREEN_NAMES = frozenset(
-        {n.rpartition(".")[2] for n in (TF1_ONLY - HANDLED) | set(SEEDED_INITIALIZERS)} | GONE)
+    PHASE = "check"
+    ORDER = 10
+    #: tapeshift.migrate.engine.screen runs the rule only on a file spelling one of these
+    #: (a function: which names are handled depends on the other rules)
+    SCREEN_NAMES = staticmethod(_unconverted_names)
     #: Also report names another rule handles (used on the rules' output).
     STRICT = False
 
     def _check(self, node: cst.CSTNode) -> bool:
         if self.STRICT and self.tf_api_names(node) & EAGER_UNSUPPORTED:
-            self.report("TS109", node, f"{code_of(node)} raises under eager execution and "
+            self.report(TS109.code, node, f"{code_of(node)} raises under eager execution and "
                         "was not converted")
             return True
         try:
@@ -74,7 +85,7 @@ class TF1OnlyNames(TapeshiftCodemod):
             prefix = tf1_only(name, self.STRICT)
             if prefix:
                 extra = " (gone from TensorFlow 2 altogether)" if prefix.split(".")[0] in GONE else ""
-                self.report("TS109", node, f"{code_of(node)}: tf.{prefix} has no TF2 counterpart "
+                self.report(TS109.code, node, f"{code_of(node)}: tf.{prefix} has no TF2 counterpart "
                             f"in the rename tables{extra}")
                 return True
         return False
@@ -101,13 +112,13 @@ class TF1OnlyNames(TapeshiftCodemod):
             return False
         module = code_of(node.module)
         if module.startswith("tensorflow.contrib"):
-            self.report("TS109", node, "tf.contrib is gone from TensorFlow 2 altogether")
+            self.report(TS109.code, node, "tf.contrib is gone from TensorFlow 2 altogether")
         elif module in ("tensorflow", "tensorflow.compat.v1") and self.STRICT \
                 and not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 name = code_of(alias.name)
                 if tf1_only(name, strict=True):
-                    self.report("TS109", alias, f"`from {module} import {name}` is left and "
+                    self.report(TS109.code, alias, f"`from {module} import {name}` is left and "
                                 "would fail under TF2")
         return False
 
@@ -138,16 +149,21 @@ class TF1OnlyNames(TapeshiftCodemod):
         if seed is None and len(positional) > index:
             seed = positional[index].value
         if seed is not None and not (isinstance(seed, cst.Name) and seed.value == "None"):
-            self.report("TS113", node, f"{code_of(node.func)}(seed={code_of(seed)}): seeded "
+            self.report(TS113.code, node, f"{code_of(node.func)}(seed={code_of(seed)}): seeded "
                         "random ops give a different stream in eager TF2")
         else:
-            self.report("TS116", node, f"{code_of(node.func)}: random initial values: the "
+            self.report(TS116.code, node, f"{code_of(node.func)}: random initial values: the "
                         "legacy run and the migrated run draw different numbers (unseeded "
                         "in both)", changes_numbers=True)
 
 
+@register_rule
 class TF1OnlyNamesLeft(TF1OnlyNames):
     DESCRIPTION = "After the tape rules ran: report any TF1-only name still in the file."
+    RULE = "tf1-only-left"
+    PHASE = "check-after"
+    ORDER = 10
+    SCREEN_NAMES = frozenset(n.rpartition(".")[2] for n in TF1_ONLY) | GONE | EAGER_UNSUPPORTED
     STRICT = True
 
 

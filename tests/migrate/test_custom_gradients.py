@@ -620,9 +620,9 @@ def test_example_migrates_to_the_committed_tf2_script(name):
 
 @pytest.mark.parametrize("name", PAIRS)
 def test_pipeline_alone_migrates_the_example(name):
-    from tapeshift.migrate.engine import pipeline
+    from tapeshift.migrate.engine import registry
 
-    assert CustomGradientsToTape in pipeline.PRE_TAPE_RULES
+    assert CustomGradientsToTape in registry.phase("pre")
     legacy = EXAMPLES / f"{name}_tf1.py"
     result = migrate_source(legacy.read_text(), str(legacy))
     assert result.mode == "tape", result.findings

@@ -4,14 +4,14 @@ and what stays TF1-only is documented in docs/codes.md. Needs no TensorFlow."""
 import re
 
 from tapeshift.migrate.rules.renames import AUDITED_EAGER_COMPAT, IDENTICAL, RENAMES
-from tapeshift.migrate.rules.tf1_only import HANDLED, TRULY_TF1_ONLY, tf1_only, truly_tf1_only_group
+from tapeshift.migrate.rules.tf1_only import handled, TRULY_TF1_ONLY, tf1_only, truly_tf1_only_group
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 from tapeshift.migrate.engine.findings import REGISTRY
 
 
 def _converted(name):
     parts = name.split(".")
-    return any(".".join(parts[:k]) in HANDLED for k in range(1, len(parts) + 1))
+    return any(".".join(parts[:k]) in handled() for k in range(1, len(parts) + 1))
 
 
 def _matches(name, pattern):

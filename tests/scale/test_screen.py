@@ -22,7 +22,10 @@ from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvide
 
 from tapeshift.migrate import checks
 
-from tapeshift.migrate.engine import pipeline, screen
+from tapeshift.migrate.engine import pipeline, registry, screen
+from tapeshift.migrate.rules.compat_fallback import CompatFallback
+from tapeshift.migrate.rules.keras_optimizers import V1OptimizersToKeras
+from tapeshift.migrate.rules.session import SessionToEager
 from tapeshift.migrate.checks.facts import Facts
 from tapeshift.migrate.engine import rule as base
 from tapeshift.migrate.engine.rule import SCRATCH_SHARED, TapeshiftCodemod, qualified_names
@@ -31,9 +34,8 @@ from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
-ALL_RULES = tuple(dict.fromkeys((*pipeline.PRE_TAPE_RULES, *pipeline.TAPE_RULES,
-                                 *pipeline.TAPE_CHECKS, *pipeline.TAPE_CHECKS_AFTER,
-                                 pipeline.CompatFallback)))
+ALL_RULES = tuple(dict.fromkeys(rule for phase in ("pre", "tape", "check", "check-after", "compat")
+                                for rule in registry.phase(phase)))
 
 
 def _programs():
@@ -81,7 +83,7 @@ LEGACY = [p for p in PROGRAMS if p[0] in (
 @pytest.mark.parametrize("name, source", LEGACY, ids=[n for n, _ in LEGACY])
 def test_pipeline_matches_every_rule_run_alone(name, source, monkeypatch):
     # the options change what the feeds rule writes, and so what the rules after it read
-    runs = [("tape", pipeline.OPTIONS if "feed_dict" in source else ())]
+    runs = [("tape", registry.option_names() if "feed_dict" in source else ())]
     if "slim" in source:  # compat mode: the contrib rule's run is remembered
         runs.append(("compat", ()))
     fast = [_outcome(pipeline.migrate_source(source, name, mode, options=options))
@@ -170,7 +172,7 @@ def test_a_screened_rule_acts_only_where_its_names_are_spelled():
             continue
         tree = pipeline._Tree(cst.parse_module(source), source, parsed=True)
         for rule in rules:
-            shared = {option: True for option in pipeline.OPTIONS}
+            shared = {option: True for option in registry.option_names()}
             context = pipeline.CodemodContext(filename=name, wrapper=tree.wrapper)
             context.scratch[SCRATCH_SHARED] = shared
             try:
@@ -178,7 +180,7 @@ def test_a_screened_rule_acts_only_where_its_names_are_spelled():
             except Exception:  # the pipeline would report it: skipping the rule would not
                 new = None
             if (new != source or pipeline.findings_of(context) or pipeline.changes_of(context)
-                    or set(shared) - set(pipeline.OPTIONS)):
+                    or set(shared) - set(registry.option_names())):
                 acted[rule] += 1
                 assert not screen.triggers(rule).isdisjoint(spelled), (name, rule.__name__)
     idle = [rule.__name__ for rule, n in acted.items() if not n]
@@ -197,14 +199,14 @@ def test_screen_names_come_from_the_rule_tables():
         renames.RenameTF1Names)
     assert {"compat", *BEHAVIOUR_SWITCHES} <= screen.triggers(CompatV1ToTF2Imports)
     assert set(feeds.SESSIONS) <= screen.triggers(feeds.FeedsToFunctions)
-    assert set(MAPPINGS) <= screen.triggers(pipeline.V1OptimizersToKeras)
+    assert set(MAPPINGS) <= screen.triggers(V1OptimizersToKeras)
     left = screen.triggers(tf1_only.TF1OnlyNamesLeft)
     assert {last(p) for p in TF1_ONLY} | tf1_only.GONE | tf1_only.EAGER_UNSUPPORTED <= left
-    assert {last(p) for p in TF1_ONLY - tf1_only.HANDLED} <= screen.triggers(tf1_only.TF1OnlyNames)
+    assert {last(p) for p in TF1_ONLY - tf1_only.handled()} <= screen.triggers(tf1_only.TF1OnlyNames)
     # a rule without a known set runs everywhere
-    assert screen.triggers(pipeline.SessionToEager) is None
-    assert screen.triggers(pipeline.CompatFallback) is None
-    assert screen.may_act(pipeline.SessionToEager, frozenset())
+    assert screen.triggers(SessionToEager) is None
+    assert screen.triggers(CompatFallback) is None
+    assert screen.may_act(SessionToEager, frozenset())
 
 
 def test_a_rule_can_declare_its_screen():
