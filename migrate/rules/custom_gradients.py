@@ -54,11 +54,10 @@ of an override as TS112.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import (
@@ -78,6 +77,8 @@ from tapeshift.migrate.rules.custom_gradients_ops import (
 )
 from tapeshift.migrate.engine.toolkit.walk import children
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
+from tapeshift.migrate.rules.custom_gradients_rewrite import (Generated, Key, OverrideRewriting, OverrideScope,
+                                                          Registration)
 
 # Codes this rule reports (docs/codes.md is generated from them)
 
@@ -169,45 +170,6 @@ DESCRIPTION = ("Rewrite @tf.RegisterGradient + gradient_override_map scopes into
                "@tf.custom_gradient functions called where the overridden ops were built.")
 
 
-_Key = Tuple  # ("str", value) or ("name", id(scope), name)
-
-
-@dataclass
-class _Reg:
-    """One ``@RegisterGradient(...)`` function."""
-
-    fn: cst.FunctionDef
-    decorator: cst.Decorator
-    key: _Key
-    label: str
-    scope: Optional[cst.FunctionDef]
-    line: int
-    uses: List["_Scope"] = field(default_factory=list)
-
-
-@dataclass
-class _Gen:
-    """One generated ``@tf.custom_gradient`` function."""
-
-    name: str
-    op_type: str
-    forward: str          # the callee spelling, e.g. "tf.identity"
-    reg: Optional[_Reg]   # None: a built-in gradient (BUILTIN_GRADIENTS)
-
-
-@dataclass
-class _Scope:
-    with_node: cst.With
-    item: cst.WithItem
-    line: int
-    #: the module-level statement that holds the scope
-    top: cst.CSTNode
-    #: (op type, registered function or built-in gradient name) per map entry
-    entries: List[Tuple[str, Union[_Reg, str]]] = field(default_factory=list)
-    #: the calls in the scope that build an overridden op -> (op type, gradient)
-    calls: Dict[cst.Call, Tuple[str, Union[_Reg, str]]] = field(default_factory=dict)
-
-
 def _snake(text: str) -> str:
     text = re.sub(r"[^0-9A-Za-z]+", "_", text)
     text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
@@ -232,7 +194,7 @@ def _int_literal(node: cst.BaseExpression) -> Optional[int]:
 
 
 @register_rule
-class CustomGradientsToTape(TapeshiftCodemod):
+class CustomGradientsToTape(OverrideRewriting, TapeshiftCodemod):
     DESCRIPTION = DESCRIPTION
     RULE = "custom_gradients"  # the spelling reports have always printed
     #: before the session and feeds rules, which would block on RegisterGradient /
@@ -246,14 +208,14 @@ class CustomGradientsToTape(TapeshiftCodemod):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._active = False
-        self._regs: Dict[cst.FunctionDef, _Reg] = {}
+        self._regs: Dict[cst.FunctionDef, Registration] = {}
         self._params: Dict[cst.FunctionDef, Tuple[str, str]] = {}
         self._subs: Dict[cst.Subscript, str] = {}
         self._calls: Dict[cst.Call, Tuple[str, cst.BaseExpression]] = {}
         self._withs: Dict[cst.With, Set[cst.WithItem]] = {}
         self._remove: Set[cst.SimpleStatementLine] = set()
-        self._after: Dict[cst.FunctionDef, List[_Gen]] = {}
-        self._before: Dict[cst.CSTNode, List[_Gen]] = {}
+        self._after: Dict[cst.FunctionDef, List[Generated]] = {}
+        self._before: Dict[cst.CSTNode, List[Generated]] = {}
         self._alias = "tf"
         self._made: Set[cst.CSTNode] = set()
         self._drop: Set[cst.CSTNode] = set()
@@ -276,7 +238,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 and node.func.attr.value == "gradient_override_map")
 
     def visit_Module(self, node: cst.Module) -> bool:
-        regs: List[_Reg] = []
+        regs: List[Registration] = []
         scopes: List[Tuple[cst.With, cst.WithItem, List[cst.CSTNode]]] = []
         stray: List[cst.Call] = []
         name_uses: Dict[str, int] = {}
@@ -355,13 +317,13 @@ class CustomGradientsToTape(TapeshiftCodemod):
                         "the codemod cannot see which ops it applies to")
             blocked = True
 
-        by_key: Dict[_Key, _Reg] = {}
+        by_key: Dict[Key, Registration] = {}
         for reg in regs:
             if reg.key[0] == "name" and assigned.get((reg.key[1], reg.key[2]), 0) != 1:
                 continue  # a name bound more than once: not a static link
             by_key[reg.key] = reg
 
-        parsed: List[_Scope] = []
+        parsed: List[OverrideScope] = []
         receivers: Dict[str, int] = {}
         for with_node, item, stack in scopes:
             scope = self._read_scope(with_node, item, stack, by_key)
@@ -374,7 +336,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 receivers[recv.value] = receivers.get(recv.value, 0) + 1
 
         # the registered functions the scopes use must convert
-        used_regs = {id(r): r for s in parsed for _, r in s.entries if isinstance(r, _Reg)}
+        used_regs = {id(r): r for s in parsed for _, r in s.entries if isinstance(r, Registration)}
         for reg in used_regs.values():
             if not self._plan_registered(reg, name_uses):
                 blocked = True
@@ -388,7 +350,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
             alias = "tf" if "tf" not in taken else fresh_name("tensorflow_", taken)
             AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname=alias)
         self._alias = alias
-        gens: Dict[Tuple[int, str], _Gen] = {}
+        gens: Dict[Tuple[int, str], Generated] = {}
         for scope in parsed:
             for call, (op_type, grad) in scope.calls.items():
                 key = (id(grad), op_type)
@@ -398,8 +360,8 @@ class CustomGradientsToTape(TapeshiftCodemod):
                              else _snake(grad.label))
                     name = fresh_name(f"{_snake(op_type)}_with_{label}", taken)
                     taken.add(name)
-                    gen = _Gen(name=name, op_type=op_type, forward=code_of(call.func),
-                               reg=grad if isinstance(grad, _Reg) else None)
+                    gen = Generated(name=name, op_type=op_type, forward=code_of(call.func),
+                               reg=grad if isinstance(grad, Registration) else None)
                     gens[key] = gen
                     if gen.reg is not None:
                         self._after.setdefault(gen.reg.fn, []).append(gen)
@@ -440,7 +402,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
         return True
 
     def _read_registration(self, fn: cst.FunctionDef, dec: cst.Decorator,
-                           scope: Optional[cst.FunctionDef]) -> Optional[_Reg]:
+                           scope: Optional[cst.FunctionDef]) -> Optional[Registration]:
         call = dec.decorator
         assert isinstance(call, cst.Call)
         if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
@@ -449,18 +411,18 @@ class CustomGradientsToTape(TapeshiftCodemod):
         line = self.position(fn)[0]
         if isinstance(arg, cst.SimpleString):
             value = arg.evaluated_value
-            return _Reg(fn, dec, ("str", value), value, scope, line)
+            return Registration(fn, dec, ("str", value), value, scope, line)
         if isinstance(arg, cst.Name):
             label = fn.name.value.lstrip("_") or fn.name.value
-            return _Reg(fn, dec, ("name", id(scope), arg.value), label, scope, line)
+            return Registration(fn, dec, ("name", id(scope), arg.value), label, scope, line)
         return None
 
     def _read_scope(self, with_node: cst.With, item: cst.WithItem, stack: List[cst.CSTNode],
-                    by_key: Dict[_Key, _Reg]) -> Optional[_Scope]:
+                    by_key: Dict[Key, Registration]) -> Optional[OverrideScope]:
         call = item.item
         assert isinstance(call, cst.Call)
         line = self.position(with_node)[0]
-        scope = _Scope(with_node, item, line, top=stack[1] if len(stack) > 1 else with_node)
+        scope = OverrideScope(with_node, item, line, top=stack[1] if len(stack) > 1 else with_node)
         fn = None
         for n in reversed(stack):
             if isinstance(n, cst.FunctionDef):
@@ -475,7 +437,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
             self.report(TS120.code, call, "gradient_override_map(...) takes a map built at run "
                         "time; only a literal dict of string literals can be rewritten")
             return None
-        entries: List[Tuple[str, Union[_Reg, str]]] = []
+        entries: List[Tuple[str, Union[Registration, str]]] = []
         ok = True
         for el in call.args[0].value.elements:
             if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
@@ -486,7 +448,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
             op_type = el.key.evaluated_value
             value = el.value
             if isinstance(value, cst.SimpleString):
-                key: _Key = ("str", value.evaluated_value)
+                key: Key = ("str", value.evaluated_value)
                 shown = f"\"{value.evaluated_value}\""
             elif isinstance(value, cst.Name):
                 key = ("name", id(fn), value.value)
@@ -523,7 +485,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
         if not ok:
             return None
         mapping = dict(entries)
-        calls: Dict[cst.Call, Tuple[str, Union[_Reg, str]]] = {}
+        calls: Dict[cst.Call, Tuple[str, Union[Registration, str]]] = {}
         seen: Set[str] = set()
 
         def walk(n: cst.CSTNode) -> None:
@@ -565,7 +527,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
         scope.entries = entries
         scope.calls = calls
         for _, g in entries:
-            if isinstance(g, _Reg):
+            if isinstance(g, Registration):
                 g.uses.append(scope)
         return scope
 
@@ -586,7 +548,7 @@ class CustomGradientsToTape(TapeshiftCodemod):
                 return None
         return tensor
 
-    def _plan_registered(self, reg: _Reg, name_uses: Dict[str, int]) -> bool:
+    def _plan_registered(self, reg: Registration, name_uses: Dict[str, int]) -> bool:
         fn = reg.fn
         p = fn.params
         simple = (len(p.params) == 2 and not p.posonly_params and not p.kwonly_params
@@ -644,151 +606,3 @@ class CustomGradientsToTape(TapeshiftCodemod):
         self._params[fn] = (in_name, out_name)
         self._regs[fn] = reg
         return True
-
-    # ------------------------------------------------------------------
-    # generated code
-    # ------------------------------------------------------------------
-    def _generated(self, gen: _Gen, nested: bool) -> List[cst.BaseStatement]:
-        avoid = {gen.forward.split(".")[0], self._alias}
-        if gen.reg is not None:
-            avoid.add(gen.reg.fn.name.value)
-        x = fresh_name("x", avoid)
-        y = fresh_name("y", avoid | {x})
-        grad = fresh_name("grad", avoid | {x, y})
-        dy = fresh_name("dy", avoid | {x, y, grad})
-        if gen.reg is not None:
-            back = f"{gen.reg.fn.name.value}({x}, {y}, {dy})"
-        else:
-            back = dy  # TensorFlow's "Identity" gradient passes the gradient through
-        text = (
-            f"@{self._alias}.custom_gradient\n"
-            f"def {gen.name}({x}):\n"
-            f"    {y} = {gen.forward}({x})\n"
-            f"\n"
-            f"    def {grad}({dy}):\n"
-            f"        return {back}\n"
-            f"\n"
-            f"    return {y}, {grad}\n"
-        )
-        stmt = cst.parse_statement(text)
-        blank = [cst.EmptyLine(indent=False)] * (1 if nested else 2)
-        stmt = stmt.with_changes(leading_lines=blank)
-        self._made.add(stmt)
-        return [stmt]
-
-    # ------------------------------------------------------------------
-    # rewriting
-    # ------------------------------------------------------------------
-    def leave_Subscript(self, original_node, updated_node):
-        if self._active and original_node in self._subs:
-            return cst.Name(self._subs[original_node])
-        return updated_node
-
-    def leave_Call(self, original_node, updated_node):
-        if self._active and original_node in self._calls:
-            name, _ = self._calls[original_node]
-            arg = self._input_of(updated_node)
-            return cst.Call(func=cst.Name(name), args=[cst.Arg(value=arg)])
-        return updated_node
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if not self._active or original_node not in self._params:
-            return updated_node
-        reg = self._regs[original_node]
-        in_name, out_name = self._params[original_node]
-        RemoveImportsVisitor.remove_unused_import_by_node(self.context, reg.decorator)
-        decorators = [d for o, d in zip(original_node.decorators, updated_node.decorators)
-                      if o is not reg.decorator]
-        params = updated_node.params
-        new_params = params.with_changes(params=[
-            cst.Param(cst.Name(in_name)), cst.Param(cst.Name(out_name)),
-            params.params[1].with_changes(comma=cst.MaybeSentinel.DEFAULT),
-        ])
-        leading = updated_node.leading_lines
-        if not decorators and reg.decorator is original_node.decorators[0]:
-            leading = list(leading) + list(reg.decorator.leading_lines)
-        new = updated_node.with_changes(decorators=decorators, params=new_params,
-                                        leading_lines=leading)
-        nested = reg.scope is not None
-        gens = self._after.get(original_node, [])
-        out: List[cst.BaseStatement] = [new]
-        for gen in gens:
-            out.extend(self._generated(gen, nested))
-        return cst.FlattenSentinel(out)
-
-    def leave_With(self, original_node, updated_node):
-        if not self._active or original_node not in self._withs:
-            return updated_node
-        drop = self._withs[original_node]
-        for item in drop:
-            RemoveImportsVisitor.remove_unused_import_by_node(self.context, item)
-        keep = [u for o, u in zip(original_node.items, updated_node.items) if o not in drop]
-        if keep:
-            keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            return updated_node.with_changes(items=keep)
-        body = updated_node.body
-        if isinstance(body, cst.SimpleStatementSuite):
-            stmts: List[cst.BaseStatement] = [cst.SimpleStatementLine(body=body.body)]
-        else:
-            stmts = list(body.body)
-        comments = list(updated_node.leading_lines)
-        if stmts:
-            stmts[0] = stmts[0].with_changes(leading_lines=comments + list(stmts[0].leading_lines))
-        return cst.FlattenSentinel(stmts)
-
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        if self._active and original_node in self._remove:
-            # dropped by the enclosing block, which keeps its comments
-            RemoveImportsVisitor.remove_unused_import_by_node(self.context, original_node)
-            self._drop.add(updated_node)
-        return updated_node
-
-    def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
-        if self._active and original_node in self._before:
-            # generated functions for built-in gradients go before the module-level
-            # statement that holds their first scope
-            items = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
-            gens: List[cst.BaseStatement] = []
-            for gen in self._before[original_node]:
-                gens.extend(self._generated(gen, nested=False))
-            return cst.FlattenSentinel([*gens, *items])
-        return result
-
-    def _spaced(self, body, blank: int):
-        """Drop the removed statements (their comments go to the next statement); a
-        statement right after a generated function gets blank lines before it."""
-        out = []
-        carry: List[cst.EmptyLine] = []
-        for stmt in body:
-            if stmt in self._drop:
-                carry.extend(stmt.leading_lines)
-                continue
-            if carry or (not out and stmt is not body[0]):
-                lines = carry + list(stmt.leading_lines)
-                if not out:  # the block now starts here: no blank line first
-                    while lines and lines[0].comment is None:
-                        lines = lines[1:]
-                stmt = stmt.with_changes(leading_lines=lines)
-                carry = []
-            out.append(stmt)
-        for i in range(1, len(out)):
-            if out[i - 1] in self._made and out[i] not in self._made:
-                lines = list(out[i].leading_lines)
-                have = 0
-                while have < len(lines) and lines[have].comment is None:
-                    have += 1
-                if have < blank:
-                    lines = [cst.EmptyLine(indent=False)] * (blank - have) + lines
-                    out[i] = out[i].with_changes(leading_lines=lines)
-        return out
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        if self._active:
-            return updated_node.with_changes(body=self._spaced(updated_node.body, 1))
-        return updated_node
-
-    def leave_Module(self, original_node, updated_node):
-        if self._active:
-            return updated_node.with_changes(body=self._spaced(updated_node.body, 2))
-        return updated_node

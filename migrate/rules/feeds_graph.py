@@ -1,0 +1,422 @@
+"""The feeds rule's reading of a fed graph: which statement is a placeholder, a variable, a train op or graph code."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from tapeshift.migrate.engine.rule import VARIABLE_MAKERS, code_of
+from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
+from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
+from tapeshift.migrate.rules.session import TS107, TS108
+
+TRAIN_METHODS = frozenset({"minimize", "apply_gradients", "compute_gradients"})
+#: TF calls that create variables when the statement runs: such a call in a
+#: statement that depends on a fed value would create new variables at every
+#: step (docs/tf1-vs-tf2.md, section 4).
+LAYER_PREFIXES = ("layers.", "keras.layers.", "contrib.")
+#: State changes other than optimizer steps: not converted (yet).
+ASSIGNS = frozenset({
+    "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
+    "scatter_nd_update", "scatter_nd_add", "count_up_to",
+})
+GRAPH_ONLY = frozenset({
+    "Print", "print", "py_func", "control_dependencies", "summary", "train.Saver",
+    "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "train.batch",
+    "train.shuffle_batch", "train.string_input_producer", "train.start_queue_runners",
+    "train.Coordinator",
+})
+RANDOM_PREFIXES = ("random", "truncated_normal", "multinomial", "nn.dropout", "layers.dropout")
+TRAINABLE_LISTS = frozenset({"trainable_variables"})
+GLOBAL_STEPS = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
+# the analysis walk's per-node test (memoized isinstance: node classes are ABCs)
+_is_call = instance_test(cst.Call)
+
+
+class FedGraph:
+    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: the
+    classification of the statements before the session (state on the rule)."""
+
+    def _placeholders_outside(self, module: cst.Module, block: cst.CSTNode) -> bool:
+        owner = self
+        found = False
+
+        class _V(cst.CSTVisitor):
+            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+                return node is not block
+
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal found
+                found = found or owner.tf_api_name(call.func) in DENSE_PLACEHOLDERS
+
+        module.visit(_V())
+        return found
+
+    def _session_block(self, call: cst.Call, stack: List[cst.CSTNode]):
+        """(block, index of the statement opening the session)."""
+        for k in range(len(stack) - 1, -1, -1):
+            n = stack[k]
+            if isinstance(n, (cst.SimpleStatementLine, cst.With)) and k > 0:
+                parent = stack[k - 1]
+                owner = stack[k - 2] if k > 1 else None
+                if isinstance(parent, cst.Module) or (
+                        isinstance(parent, cst.IndentedBlock)
+                        and isinstance(owner, (cst.FunctionDef, cst.If))):
+                    if isinstance(owner, cst.If) and "__name__" not in code_of(owner.test):
+                        break
+                    return parent, parent.body.index(n)
+                break
+        self._bail(TS107.code, call, "the Session is opened inside a block the codemod cannot "
+                   "follow (graph and session must share the module, a function or the "
+                   "`__main__` guard)")
+
+    # -- the graph region -------------------------------------------------
+    def _classify(self, body: List[cst.CSTNode], end: int) -> None:
+        """Sort the statements before the session: placeholders, variables,
+        optimizers, graph computations (recomputed per step) and the rest."""
+        self._stmts: List[Stmt] = block_info(body)
+        self._placeholders: Dict[str, cst.Call] = {}
+        self._variables: List[str] = []  # trainable, in creation order
+        self._var_names: Set[str] = set()
+        self._graph: Set[int] = set()
+        self._train: Set[int] = set()  # statements whose value is a train op
+        self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
+        self._optimizers: Set[str] = set()
+        self._schedules: Set[str] = set()
+        self._rewrites: Dict[int, cst.CSTNode] = {}
+        self._stateful_calls: Dict[int, List[cst.Call]] = {}
+        self._randoms: Dict[int, List[cst.Call]] = {}
+        self._builders: Dict[str, cst.FunctionDef] = {}  # model functions making variables
+        self._templates: Dict[str, int] = {}  # builder -> first statement calling it
+        self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
+        self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
+        self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
+        tainted: Set[str] = set()
+        for i in range(end):
+            st = self._stmts[i]
+            node = body[i]
+            value, target = self._assignment(node)
+            api = self.tf_api_name(value.func) if isinstance(value, cst.Call) else None
+            if api in DENSE_PLACEHOLDERS and target is not None:
+                self._placeholders[target] = value
+                tainted.add(target)
+                continue
+            if api == "sparse_placeholder":
+                self._bail(TS107.code, value, "tf.sparse_placeholder: feeding sparse values is "
+                           "not converted")
+            if isinstance(node, cst.FunctionDef):
+                self._builder(node)
+                continue
+            if isinstance(node, cst.ClassDef):
+                continue  # checked with the free uses
+            makes_var = self._makes_variable(node)
+            if makes_var:
+                if st.reads & (tainted - self._var_names):
+                    self._bail(TS107.code, node, "a variable whose initial value depends on a "
+                               "fed or computed tensor is not converted")
+                tainted |= st.writes
+                self._var_names |= st.writes
+                self._note_variables(i, node)
+                continue
+            if api is not None and api.startswith("train.") and api.endswith("Optimizer"):
+                if st.reads & (tainted - self._var_names):
+                    self._bail(TS108.code, node, "an optimizer built from a fed or computed "
+                               "tensor (a placeholder learning rate) is not converted")
+                self._optimizers |= st.writes
+                continue
+            if api is not None and (api.startswith("train.") and api.endswith("_decay")
+                                    or api in ("train.piecewise_constant",)):
+                if st.reads & (tainted - self._var_names):
+                    self._bail(TS108.code, node, "a learning-rate schedule of a fed or computed "
+                               "tensor is not converted")
+                self._schedules |= st.writes
+                continue
+            if api in INITIALIZERS:
+                continue
+            if _names_only(value) and names_of(value)[0] <= self._var_names:
+                continue  # a list of variables (var_list): nothing to recompute
+            if not st.reads & tainted:
+                continue  # does not depend on anything fed or mutable: stays
+            if not isinstance(node, cst.SimpleStatementLine) or target is None and not (
+                    len(node.body) == 1 and isinstance(node.body[0], cst.Assign)):
+                kind = type(node).__name__
+                self._bail(TS107.code, node, f"graph code in a `{kind}` statement that is not a "
+                           "plain assignment (it would run once, not at each sess.run)")
+            self._graph_statement(i, node)
+            tainted |= st.writes
+
+    def _assignment(self, node: cst.CSTNode):
+        """(value, single target name) of ``name = value``; (value, None) for
+        other single assignments; (None, None) otherwise."""
+        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+            small = node.body[0]
+            if isinstance(small, cst.Assign):
+                if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    return small.value, small.targets[0].target.value
+                return small.value, None
+        return None, None
+
+    def _makes_variable(self, node: cst.CSTNode) -> bool:
+        found = False
+        owner = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal found
+                name = owner.tf_api_name(call.func)
+                if name in VARIABLE_MAKERS or name in GLOBAL_STEPS:
+                    found = True
+
+        node.visit(_V())
+        return found
+
+    def _slim_only_in_templates(self, module: cst.Module) -> bool:
+        """Every tf-slim layer call sits in a function wrapped in make_template."""
+        wrapped = {id(self._builders[t]) for t in self._templates}
+        return bool(wrapped) and slim_calls_only_in(self, module, lambda fn: id(fn) in wrapped)
+
+    def _builder(self, node: cst.FunctionDef) -> None:
+        """Note a function that creates variables through variable scopes (tf-slim
+        layers, get_variable): wrapped in make_template, it creates them once."""
+        makes = False
+        plain: Optional[cst.Call] = None
+        owner = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal makes, plain
+                name = owner.tf_api_name(call.func) or ""
+                if is_slim_call(owner, call) or name == "get_variable" \
+                        or name.startswith("layers."):
+                    makes = True
+                elif name in VARIABLE_MAKERS:
+                    plain = call
+
+        node.body.visit(_V())
+        if plain is not None:
+            self._plain_builders[node.name.value] = plain
+        elif makes:
+            self._builders[node.name.value] = node
+
+    def _note_variables(self, i: int, node: cst.CSTNode) -> None:
+        """Trainable variables the statement creates, in order: ``name =
+        tf.Variable(...)`` anywhere in it (a ``with`` block too) is listed by
+        name; one not bound to a name (``Ws = [tf.Variable(...), ...]``) is
+        noted, so TF1's default var_list cannot be written out."""
+        owner = self
+        named: Set[int] = set()
+
+        class _V(cst.CSTVisitor):
+            def visit_Assign(self, a: cst.Assign) -> None:
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) \
+                        and isinstance(a.value, cst.Call) \
+                        and owner.tf_api_name(a.value.func) in VARIABLE_MAKERS:
+                    named.add(id(a.value))
+                    if owner._trainable(a.value, owner.tf_api_name(a.value.func)):
+                        owner._variables.append(a.targets[0].target.value)
+                        owner._created_at[a.targets[0].target.value] = i
+
+            def visit_Call(self, call: cst.Call) -> None:
+                api = owner.tf_api_name(call.func)
+                if api in VARIABLE_MAKERS and id(call) not in named \
+                        and owner._trainable(call, api):
+                    owner._unnamed.setdefault(i, call)
+
+        node.visit(_V())
+
+    @staticmethod
+    def _trainable(call: cst.Call, api: Optional[str]) -> bool:
+        # trainable= by keyword, or by position: tf.Variable(initial_value, trainable),
+        # tf.get_variable(name, shape, dtype, initializer, regularizer, trainable)
+        position = 5 if api == "get_variable" else 1
+        for k, arg in enumerate(call.args):
+            if arg.keyword is not None and arg.keyword.value == "trainable" \
+                    or arg.keyword is None and k == position:
+                return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        return True
+
+    def _graph_statement(self, i: int, node: cst.SimpleStatementLine) -> None:
+        """Check and record one statement recomputed in the step functions."""
+        self._graph.add(i)
+        calls: List[Tuple[cst.Call, List[cst.CSTNode]]] = []
+
+        def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
+            if isinstance(n, cst.Call):
+                calls.append((n, list(stack)))
+            if isinstance(n, (cst.Lambda, cst.FunctionDef)):
+                return
+            stack.append(n)
+            for child in children(n):
+                walk(child, stack)
+            stack.pop()
+
+        walk(node, [])
+        small = node.body[0]
+        for call, stack in calls:
+            if isinstance(call.func, cst.Name) and call.func.value in self._builders:
+                self._templates.setdefault(call.func.value, i)
+                continue
+            if isinstance(call.func, cst.Name) and call.func.value in self._plain_builders:
+                self._bail(TS107.code, call, f"`{call.func.value}` creates a tf.Variable at every "
+                           "call (make_template shares only variables made through variable "
+                           "scopes: get_variable, tf-slim layers): not converted")
+            if is_slim_call(self, call):
+                self._bail(TS107.code, call, f"`{code_of(call.func)}` creates variables from a fed "
+                           "value outside a model function; put the layers in a function (the "
+                           "codemod then shares its variables with tf.compat.v1.make_template)")
+            name = self.tf_api_name(call.func) or ""
+            if name in VARIABLE_MAKERS or name.startswith(LAYER_PREFIXES) \
+                    or name in GLOBAL_STEPS:
+                self._bail(TS107.code, call, f"tf.{name} creates variables from a fed value; "
+                           "recomputing it at each step would create new variables "
+                           "(docs/tf1-vs-tf2.md, section 4): not converted")
+            if name in ASSIGNS or name.split(".")[0] in GRAPH_ONLY or name in GRAPH_ONLY:
+                self._bail(TS108.code, call, f"tf.{name} in fed graph code is not converted")
+            if name.startswith(RANDOM_PREFIXES):
+                self._randoms.setdefault(i, []).append(call)
+            if name in ("group", "no_op") and isinstance(small, cst.Assign) \
+                    and small.value is call:
+                # train = tf.group(train_a, train_b): an op, run after what it groups
+                self._train.add(i)
+            if isinstance(call.func, cst.Attribute):
+                attr = call.func.attr.value
+                if attr in ASSIGNS:
+                    self._bail(TS108.code, call, f"`.{attr}(...)` in fed graph code is not converted")
+                if attr in TRAIN_METHODS:
+                    self._train_call(i, node, small, call, stack)
+
+    def _train_call(self, i: int, node, small, call: cst.Call, stack) -> None:
+        attr = call.func.attr.value
+        receiver = call.func.value
+        if not (isinstance(small, cst.Assign) and small.value is call):
+            self._bail(TS108.code, call, f"`.{attr}(...)` is converted only as the whole "
+                       "right-hand side of an assignment")
+        if isinstance(receiver, cst.Name) and receiver.value in self._optimizers:
+            opt: cst.BaseExpression = receiver
+        elif isinstance(receiver, cst.Call) and (self.tf_api_name(receiver.func) or "") \
+                .startswith("train.") and (self.tf_api_name(receiver.func) or "").endswith("Optimizer"):
+            if names_of(receiver)[0] & (set(self._placeholders) | self._names_of_graph()):
+                self._bail(TS108.code, receiver, "an optimizer built from a fed or computed tensor "
+                           "is not converted")
+            target = small.targets[0].target
+            base = "optimizer"
+            if isinstance(target, cst.Name):
+                stem = target.value
+                for suffix in ("train_op", "_op", "_train", "train_step", "_step"):
+                    stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
+                base = f"{stem.rstrip('_')}_optimizer" if stem.rstrip("_") else "optimizer"
+            opt = cst.Name(base)  # the final fresh name is chosen in _rewrite
+            self._hoist[i] = (base, receiver, call)
+        else:
+            self._bail(TS108.code, call, f"`{code_of(call.func)}(...)`: the optimizer is not a "
+                       "tf.train optimizer created once in this block")
+        args = self._call_args(call, attr)
+        if attr == "apply_gradients":
+            if i in self._hoist:
+                self._rewrites[i] = node.with_changes(body=[small.with_changes(
+                    value=call.with_changes(func=call.func.with_changes(value=opt)))])
+            self._train.add(i)
+            return
+        loss = args.pop("loss", None)
+        if loss is None:
+            self._bail(TS108.code, call, f"`.{attr}(...)` without a loss")
+        var_list = self._var_list(args.pop("var_list", None), call, i)
+        grad_loss = args.pop("grad_loss", None)
+        grads_args = [cst.Arg(loss), cst.Arg(var_list)]
+        if grad_loss is not None:
+            grads_args.append(cst.Arg(grad_loss))
+        grads = cst.Call(func=cst.parse_expression(f"{self._alias}.gradients"), args=grads_args)
+        pairs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(grads), cst.Arg(var_list)])
+        dropped = sorted(k for k in args if k in ("gate_gradients", "aggregation_method",
+                                                   "colocate_gradients_with_ops"))
+        unknown = sorted(k for k in args if k not in dropped and k not in ("global_step", "name"))
+        if unknown:
+            self._bail(TS108.code, call, f"`.{attr}(...)` with {', '.join(unknown)} is not converted")
+        if attr == "minimize":
+            keep = [cst.Arg(args[k], keyword=cst.Name(k),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for k in ("global_step", "name") if k in args]
+            new = cst.Call(func=cst.Attribute(value=opt, attr=cst.Name("apply_gradients")),
+                           args=[cst.Arg(pairs), *keep])
+            self._train.add(i)
+        else:
+            if "global_step" in args or "name" in args:
+                self._bail(TS108.code, call, "compute_gradients(global_step=/name=) is not converted")
+            new = cst.Call(func=cst.Name("list"), args=[cst.Arg(pairs)])
+        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
+        line, _ = self.position(call)
+        self.record_change(call, f"`.{attr}(...)` -> " + (
+            "`apply_gradients` of the tape's gradients" if attr == "minimize"
+            else "the tape's (gradient, variable) pairs") + (
+            f"; dropped {', '.join(dropped)} (no meaning in eager mode)" if dropped else ""))
+
+    def _names_of_graph(self) -> Set[str]:
+        out: Set[str] = set()
+        for j in self._graph:
+            out |= self._stmts[j].writes
+        return out
+
+    def _call_args(self, call: cst.Call, attr: str) -> Dict[str, cst.BaseExpression]:
+        params = {
+            "minimize": ("loss", "global_step", "var_list", "gate_gradients",
+                         "aggregation_method", "colocate_gradients_with_ops", "name", "grad_loss"),
+            "compute_gradients": ("loss", "var_list", "gate_gradients", "aggregation_method",
+                                  "colocate_gradients_with_ops", "grad_loss"),
+            "apply_gradients": ("grads_and_vars", "global_step", "name"),
+        }[attr]
+        out: Dict[str, cst.BaseExpression] = {}
+        for k, arg in enumerate(call.args):
+            if arg.star:
+                self._bail(TS108.code, call, f"`.{attr}(*args)` is not converted")
+            key = arg.keyword.value if arg.keyword is not None else (
+                params[k] if k < len(params) else None)
+            if key is None or key not in params:
+                self._bail(TS108.code, call, f"`.{attr}(...)` called with unknown arguments")
+            out[key] = arg.value
+        return out
+
+    def _var_list(self, given: Optional[cst.BaseExpression], call: cst.Call,
+                  i: int) -> cst.BaseExpression:
+        created = [v for v in self._variables if self._created_at[v] < i]
+        unnamed = [call for j, call in self._unnamed.items() if j < i]
+        templates = [t for t, j in self._templates.items() if j < i]
+        if given is None or (isinstance(given, cst.Call)
+                             and self.tf_api_name(given.func) in TRAINABLE_LISTS
+                             and not given.args):
+            if unnamed:
+                line, _ = self.position(unnamed[0])
+                self._bail(TS108.code, call, "TF1's default var_list includes a variable bound to "
+                           f"no name (line {line}): pass var_list explicitly")
+            if templates and (created or len(templates) > 1):
+                self._bail(TS108.code, call, "the default var_list mixes the variables of "
+                           f"`{templates[0]}` with others: pass var_list explicitly")
+            if templates:
+                self.record_change(call, f"var_list: the trainable variables of `{templates[0]}`")
+                return cst.Attribute(value=cst.Name(templates[0]),
+                                     attr=cst.Name("trainable_variables"))
+            if not created:
+                self._bail(TS108.code, call, "no trainable variable is created before this line")
+            self.record_change(call, "var_list: the trainable variables created before this "
+                               f"line, [{', '.join(created)}]")
+            return cst.List([cst.Element(cst.Name(v)) for v in created])
+        if isinstance(given, (cst.List, cst.Tuple)) and all(
+                isinstance(e.value, cst.Name) and e.value.value in self._var_names
+                for e in given.elements):
+            return cst.List([cst.Element(e.value) for e in given.elements])
+        if isinstance(given, cst.Name) and all(
+                n in self._var_names for n in self._elements.get(given.value, [None])):
+            return given
+        self._bail(TS108.code, call, f"var_list `{code_of(given)}` is not a list of this "
+                   "file's variables the codemod can read (list them explicitly)")
+        raise AssertionError  # unreachable
+
+
+def _names_only(expr: Optional[cst.BaseExpression]) -> bool:
+    """A name, or a list / tuple of names."""
+    if isinstance(expr, cst.Name):
+        return True
+    return isinstance(expr, (cst.List, cst.Tuple)) and bool(expr.elements) and all(
+        isinstance(el.value, cst.Name) for el in expr.elements)

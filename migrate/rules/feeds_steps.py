@@ -1,0 +1,410 @@
+"""The feeds rule's step functions: one function of the fed values per distinct set of fetches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from tapeshift.migrate.engine.rule import code_of, fresh_name
+from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, names_of
+from tapeshift.migrate.rules.session import TS107, TS113, TS116
+
+
+class Bail(Exception):
+    """The file cannot be converted; the reason was reported."""
+
+
+@dataclass
+class Run:
+    """One ``sess.run`` (or ``.eval`` / ``.run``) in the session region."""
+    call: cst.Call
+    fetch: cst.BaseExpression
+    feeds: List[Tuple[str, cst.BaseExpression]]
+    names: List[str]
+    feed_name: Optional[str] = None  # feed_dict=<name> of a dict the rule rewrites
+    optional: List[str] = field(default_factory=list)  # fed by some bindings of it only
+    function: str = ""
+
+
+@dataclass
+class Step:
+    name: str
+    fetch: cst.BaseExpression
+    names: List[str]
+    statements: List[int] = field(default_factory=list)
+    params: List[str] = field(default_factory=list)
+    used: Set[str] = field(default_factory=set)  # params the statements read
+    required: Set[str] = field(default_factory=set)
+
+
+#: Python literal -> the dtype TensorFlow gives it.
+_LITERAL_DTYPES = {cst.Float: "float32", cst.Integer: "int32"}
+
+
+class StepFunctions:
+    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: building
+    the step functions and rewriting the session region to call them."""
+
+    def _steps(self, runs: List[Run], body: List[cst.CSTNode], end: int) -> List[Step]:
+        steps: Dict[str, Step] = {}
+        for run in runs:
+            key = " ".join(code_of(run.fetch).split())
+            step = steps.get(key)
+            if step is None:
+                step = Step(name="", fetch=run.fetch, names=run.names)
+                fetched = set(run.names) - self._var_names
+                needed = backward_slice(self._stmts, fetched, end)
+                step.statements = sorted(needed & self._graph)
+                used = set()
+                for j in step.statements:
+                    used |= self._stmts[j].reads
+                used |= fetched
+                step.params = [p for p in self._placeholders if p in used]
+                step.used = set(step.params)
+                step.required = {p for p in step.params
+                                 if self.tf_api_name(self._placeholders[p].func) == "placeholder"}
+                steps[key] = step
+            fed = {name for name, _ in run.feeds}
+            missing = sorted(step.required - fed)
+            for name in run.optional:
+                if name in step.required:
+                    self._bail(TS107.code, run.call, f"placeholder `{name}` is needed by these "
+                               f"fetches but not every value of `{run.feed_name}` feeds it")
+            if missing:
+                self._bail(TS107.code, run.call, f"placeholder `{missing[0]}` is needed by these "
+                           "fetches but not fed (TF1 raises here)")
+            for name in [*fed, *run.optional]:
+                if name not in step.params:
+                    step.params.append(name)  # fed but unused: still evaluated, as in TF1
+            run.function = key
+        order = list(self._placeholders)
+        for step in steps.values():
+            step.params.sort(key=order.index)
+        return list(steps.values())
+
+    def _check_free_uses(self, module: cst.Module, body: List[cst.CSTNode], start: int,
+                         runs: List[Run]) -> None:
+        """Names that leave module level (placeholders, graph values) may be read
+        only where a run fetches or feeds them."""
+        moved = self._names_of_graph() | set(self._placeholders)
+        allowed: Set[int] = set()
+        for run in runs:
+            for n in _names_in(run.fetch):
+                allowed.add(id(n))
+            for arg in run.call.args:
+                if isinstance(arg.value, cst.Dict):
+                    for el in arg.value.elements:
+                        if isinstance(el, cst.DictElement):
+                            allowed.add(id(el.key))
+            if isinstance(run.call.func, cst.Attribute) and isinstance(run.call.func.value, cst.Name):
+                allowed.add(id(run.call.func.value))
+        for dicts in self._feed_dicts.values():
+            for d in dicts:
+                for el in d.elements:
+                    allowed.add(id(el.key))
+        stores: Set[str] = set()
+        for stmt in body[start:]:
+            stores |= names_of(stmt)[1]
+        for i, stmt in enumerate(body):
+            if i < start and (i in self._graph or self._placeholder_stmt(i)):
+                continue
+            for name in loaded_names(stmt):
+                if name.value in moved and id(name) not in allowed and name.value not in stores:
+                    where = "after the graph is run" if i >= start else "outside the graph code"
+                    self._bail(TS107.code, name, f"`{name.value}` is a graph value used {where} "
+                               "other than by sess.run: not converted")
+
+    def _placeholder_stmt(self, i: int) -> bool:
+        return bool(self._stmts[i].writes & set(self._placeholders)) and not (
+            self._stmts[i].writes - set(self._placeholders))
+
+    # ------------------------------------------------------------------
+    # rewriting
+    # ------------------------------------------------------------------
+    def _rewrite(self, body: List[cst.CSTNode], start: int, runs: List[Run],
+                 steps: List[Step], taken: Set[str]) -> List[cst.CSTNode]:
+        taken = set(taken)
+        hoisted: Dict[int, cst.CSTNode] = {}
+        for i, (base, expr, call) in sorted(self._hoist.items()):
+            name = fresh_name(base, taken)
+            taken.add(name)
+            hoisted[i] = cst.SimpleStatementLine(
+                [cst.Assign([cst.AssignTarget(cst.Name(name))], expr)],
+                leading_lines=body[i].leading_lines)
+            node = self._rewrites.get(i, body[i])
+            small = node.body[0]
+            new_call = small.value
+            if isinstance(new_call.func, cst.Attribute):
+                new_call = new_call.with_changes(func=new_call.func.with_changes(value=cst.Name(name)))
+            self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new_call)])
+            self.record_change(body[i], f"optimizer `{code_of(expr)}` created once, as `{name}`")
+        by_key: Dict[str, str] = {}
+        for step in steps:
+            base = "run_" + "_".join(dict.fromkeys(step.names))
+            step.name = fresh_name(base[:60], taken)
+            taken.add(step.name)
+            by_key[" ".join(code_of(step.fetch).split())] = step.name
+        for run in runs:
+            run.function = by_key[run.function]
+        self._run_calls = {run.call: run for run in runs}
+
+        out: List[cst.CSTNode] = []
+        gap = False  # a removed statement's blank line goes to the next one kept
+        for i in range(start):
+            if i in hoisted:
+                out.append(hoisted[i])
+            if i in self._graph or self._placeholder_stmt(i):
+                gap = gap or any(ln.comment is None for ln in body[i].leading_lines)
+                continue
+            stmt = body[i]
+            if gap and out and not stmt.leading_lines:
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            gap = False
+            out.append(stmt)
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self._templates:
+                name = stmt.name.value
+                out.append(cst.parse_statement(
+                    f'{name} = {self._alias}.compat.v1.make_template("{name}", {name})'))
+                self.record_change(stmt, f"`{name}` wrapped in tf.compat.v1.make_template: its "
+                                   "variables are created at the first call and reused after "
+                                   "(docs/tf1-vs-tf2.md, section 4); needs tf-slim (pip install tf-slim)")
+        defs = [self._function(step, body) for step in steps]
+        wrap = None
+        if self._tf_function and defs:
+            wrap = fresh_name("numpy_values", taken)
+            taken.add(wrap)
+            defs.insert(0, cst.parse_statement(
+                f"def {wrap}(fetched):\n"
+                f'    """What sess.run returned: NumPy values, None for an op."""\n'
+                f"    return {self._alias}.nest.map_structure("
+                f"lambda t: None if t is None else t.numpy(), fetched)\n"))
+        for k, d in enumerate(defs):
+            lines = [cst.EmptyLine(indent=False)] * (2 if k or start else 0) if self._block_is_module() \
+                else [cst.EmptyLine(indent=False)] if k or start else []
+            out.append(d.with_changes(leading_lines=lines))
+        named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
+        rest = [stmt.visit(_RunReplacer(self._run_calls, wrap, named)) for stmt in body[start:]]
+        if rest and defs:
+            first = rest[0]
+            blank = 2 if self._block_is_module() else 1
+            rest[0] = first.with_changes(leading_lines=[
+                *([cst.EmptyLine(indent=False)] * blank),
+                *[ln for ln in first.leading_lines if ln.comment is not None]])
+        out.extend(rest)
+        for i in sorted(self._graph | {j for j in range(start) if self._placeholder_stmt(j)}):
+            if not any(i in s.statements for s in steps) and not self._placeholder_stmt(i):
+                self.record_change(body[i], "graph code no sess.run fetches: removed")
+        for i in self._randoms:
+            for call in self._randoms[i]:
+                if self._seeded:
+                    self.report(TS113.code, call, "seeded random ops give a different stream in "
+                                "eager TF2 (tf.set_random_seed vs tf.random.set_seed)")
+                    raise Bail()
+                self.report(TS116.code, call, "random op recomputed at each step: the legacy run "
+                            "and the migrated run draw different numbers", changes_numbers=True)
+        for p, call in self._placeholders.items():
+            self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")
+        for run in runs:
+            fed = f"**{run.feed_name}" if run.feed_name else ", ".join(f"{n}=..." for n, _ in run.feeds)
+            self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
+                               f"`{run.function}({fed})`")
+        return out
+
+    def _block_is_module(self) -> bool:
+        return isinstance(self._block, cst.Module)
+
+    def _function(self, step: Step, body: List[cst.CSTNode]) -> cst.FunctionDef:
+        params = []
+        for p in step.params:
+            default = None if p in step.required else cst.Name("None")
+            params.append(cst.Param(cst.Name(p), default=default,
+                                    equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                                          cst.SimpleWhitespace(""))
+                                    if default is not None else cst.MaybeSentinel.DEFAULT))
+        lines: List[cst.BaseStatement] = []
+        lines.append(cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
+            f'"""sess.run({" ".join(code_of(step.fetch).split())}) as a function of the '
+            'fed values."""'))]))
+        for p in step.params:
+            if p in step.used:  # a placeholder fed but never read stays as passed
+                lines.extend(self._conversion(p, self._placeholders[p]))
+        plain = [j for j in step.statements if j not in self._train]
+        train = [j for j in step.statements if j in self._train]
+        read_later: Set[str] = set()
+        for j in train:
+            read_later |= self._stmts[j].reads
+        self._snapshots = {}
+        for n, j in enumerate(plain + train):
+            if j == (train[0] if train else None):
+                # a tensor fetched with the train op is its value before the update
+                for name in dict.fromkeys(step.names):
+                    if name in self._schedules:
+                        self._snapshots[name] = f"{name}_value"
+                        lines.append(cst.parse_statement(f"{name}_value = {name}()"))
+            node = self._rewrites.get(j, body[j]).deep_clone()
+            if j in self._train and not (self._stmts[j].writes & read_later):
+                small = node.body[0]
+                node = node.with_changes(body=[cst.Expr(small.value)])  # its value is never read
+            keep = [ln for ln in node.leading_lines if ln.comment is not None]
+            if n and any(ln.comment is None for ln in node.leading_lines) and not keep:
+                keep = [cst.EmptyLine(indent=False)]
+            lines.append(node.with_changes(leading_lines=keep))
+        lines.append(cst.SimpleStatementLine([cst.Return(self._returned(step.fetch))]))
+        decorators = [cst.Decorator(cst.parse_expression(f"{self._alias}.function"))] \
+            if self._tf_function else []
+        return cst.FunctionDef(
+            name=cst.Name(step.name),
+            params=cst.Parameters(params=params),
+            body=cst.IndentedBlock(body=lines),
+            decorators=decorators,
+        )
+
+    def _conversion(self, p: str, call: cst.Call) -> List[cst.BaseStatement]:
+        tf = self._alias
+        api = self.tf_api_name(call.func)
+        if api == "placeholder":
+            dtype = _arg(call, 0, "dtype")
+            conv = f"{p} = {tf}.convert_to_tensor({p}, {code_of(dtype)})" if dtype is not None \
+                else f"{p} = {tf}.convert_to_tensor({p})"
+            return [cst.parse_statement(conv)]
+        default = _arg(call, 0, "input")
+        dtype = _literal_dtype(default)
+        if dtype is not None:
+            return [cst.parse_statement(
+                f"{p} = {tf}.convert_to_tensor({code_of(default)} if {p} is None else {p}, "
+                f"{tf}.{dtype})")]
+        return [cst.parse_statement(f"{p}_default = {tf}.convert_to_tensor({code_of(default)})"),
+                cst.parse_statement(f"{p} = {p}_default if {p} is None else "
+                                    f"{tf}.convert_to_tensor({p}, {p}_default.dtype)")]
+
+    def _returned(self, fetch: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(fetch, cst.Name):
+            return self._value_of(fetch)
+        if isinstance(fetch, (cst.List, cst.Tuple)):
+            return fetch.with_changes(elements=[
+                el.with_changes(value=self._returned(el.value)) for el in fetch.elements])
+        if isinstance(fetch, cst.Dict):
+            return fetch.with_changes(elements=[
+                el.with_changes(value=self._returned(el.value)) for el in fetch.elements])
+        raise AssertionError(code_of(fetch))
+
+    def _value_of(self, name: cst.Name) -> cst.BaseExpression:
+        n = name.value
+        tf = self._alias
+        defs = [j for j in self._graph if n in self._stmts[j].writes]
+        if defs and max(defs) in self._train:
+            return cst.Name("None")
+        if n in self._snapshots:
+            snap = self._snapshots[n]
+            return cst.parse_expression(snap if self._tf_function else f"{snap}.numpy()")
+        if self._tf_function:
+            # a tf.function returns tensors; the caller takes their NumPy values
+            if n in self._schedules:
+                return cst.parse_expression(f"{n}()")
+            if n in self._var_names:
+                return cst.parse_expression(f"{tf}.identity({n})")  # the value now
+            return cst.Name(n)
+        if n in self._schedules:
+            return cst.parse_expression(f"{n}().numpy()")
+        kind = self._kinds.get(n, "unknown")
+        if n in self._placeholders or n in self._var_names or kind in ("tensor", "variable"):
+            return cst.parse_expression(f"{n}.numpy()")
+        return cst.parse_expression(f"{tf}.nest.map_structure(lambda t: t.numpy(), {n})")
+
+
+class _RunReplacer(cst.CSTTransformer):
+    def __init__(self, runs: Dict[cst.Call, Run], wrap: Optional[str],
+                 feed_dicts: Sequence[cst.Dict] = ()) -> None:
+        super().__init__()
+        self._runs = runs
+        self._wrap = wrap
+        self._feed_dicts = set(feed_dicts)
+
+    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict):
+        if original_node not in self._feed_dicts:
+            return updated_node
+        # {x: a} -> {"x": a}: the keys name the step functions' parameters
+        return updated_node.with_changes(elements=[
+            el.with_changes(key=cst.SimpleString(f'"{el.key.value}"'))
+            for el in updated_node.elements])
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        run = self._runs.get(original_node)
+        if run is None:
+            return updated_node
+        if run.feed_name is not None:
+            args = [cst.Arg(cst.Name(run.feed_name), star="**")]
+        else:
+            args = [cst.Arg(value, keyword=cst.Name(name),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                                  cst.SimpleWhitespace("")))
+                    for name, value in run.feeds]
+        call = cst.Call(func=cst.Name(run.function), args=args)
+        if self._wrap:
+            return cst.Call(func=cst.Name(self._wrap), args=[cst.Arg(call)])
+        return call
+
+
+def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for k, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+        if arg.keyword is None and k == index:
+            return arg.value
+    return None
+
+
+def _literal_dtype(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if expr is None:
+        return None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    for kind, dtype in _LITERAL_DTYPES.items():
+        if isinstance(expr, kind):
+            return dtype
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return "bool"
+    return None
+
+
+def _names_in(node: cst.CSTNode) -> List[cst.Name]:
+    found: List[cst.Name] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found
+
+
+def loaded_names(node: cst.CSTNode) -> List[cst.Name]:
+    """Names read in ``node`` (not assignment targets, attributes or keywords)."""
+    found: List[cst.Name] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
+            if not isinstance(n.target, cst.Name):
+                n.target.visit(self)
+            return False
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Param(self, n: cst.Param) -> bool:
+            if n.default is not None:
+                n.default.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found
