@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tapeshift.migrate.legacy.printed import printed_numbers
 from tapeshift.migrate.commands.cli import main
 from tapeshift.migrate.engine.pipeline import migrate_source
+
+pytestmark = pytest.mark.tf
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,6 +4,7 @@ in float64 all of them agree with central finite differences of a numpy forward
 pass (an oracle that shares no code with TensorFlow)."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,8 @@ from tapeshift.compat.testing import (
     assert_split_matches_direct,
     finite_difference,
 )
+
+pytestmark = pytest.mark.tf
 
 ACTIVATIONS = {
     "tanh": (tf.tanh, np.tanh),

@@ -10,6 +10,8 @@ import tensorflow as tf
 from tapeshift.compat import cut
 from tapeshift.compat.testing import aligned_random, assert_backends_agree
 
+pytestmark = pytest.mark.tf
+
 pytest_plugins = ["pytester"]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "test_gradients_on_both_backends.py"

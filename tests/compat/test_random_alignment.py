@@ -22,6 +22,8 @@ from tapeshift.compat.random_alignment import forward_run
 from tapeshift.compat.testing import aligned_random, assert_close
 from tapeshift.compat.vjp import trace
 
+pytestmark = pytest.mark.tf
+
 SEED = 7
 RATE = 0.5
 PARAMS = {

@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tapeshift.compat.slim import SlimModel
 from tapeshift.migrate.legacy.printed import printed_numbers
+
+pytestmark = pytest.mark.tf
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.tf
+
 pytest.importorskip("tensorflow")
 
 from tapeshift.migrate.engine.pipeline import migrate_source  # noqa: E402

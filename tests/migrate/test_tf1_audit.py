@@ -15,6 +15,8 @@ import textwrap
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.tf
+
 tf = pytest.importorskip("tensorflow")
 
 from tapeshift.migrate.rules.renames import AUDITED_EAGER_COMPAT, IDENTICAL  # noqa: E402
