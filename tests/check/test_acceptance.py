@@ -35,6 +35,7 @@ def direct_and_split(values):
     return np.array(values[:4]), np.array(values[4:8]), values[8]
 
 
+@pytest.mark.slow
 def test_fixed_reference_split_equals_direct_on_tf1_and_tf2(tmp_path, capsys):
     script = tmp_path / "reference_tf1.py"
     shutil.copy(ROOT / "examples" / "reference_tf1.py", script)

@@ -62,6 +62,7 @@ def make_model(depth, acts):
     return model, numpy_loss
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(mlps())
 def test_split_at_every_layer_equals_direct_on_all_backends(case):

@@ -208,6 +208,7 @@ def _migrate_compat(script: Path, out: Path, capfd) -> Path:
     return new
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_every_spelling_runs_under_run_legacy_and_after_compat_migration(
         tmp_path, capfd, monkeypatch):
@@ -245,6 +246,7 @@ def _check_example_numbers(got: list, expected: list) -> None:
     assert got == pytest.approx(expected, rel=1e-5, abs=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_example_under_run_legacy_prints_tf1_numbers(reference_output, capfd, monkeypatch):
     monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
@@ -254,6 +256,7 @@ def test_example_under_run_legacy_prints_tf1_numbers(reference_output, capfd, mo
     _check_example_numbers(printed_numbers(out), printed_numbers(reference_output))
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_example_migrated_in_compat_mode_prints_tf1_numbers_and_verifies(
         reference_output, tmp_path, capfd, monkeypatch):

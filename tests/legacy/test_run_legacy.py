@@ -167,6 +167,7 @@ PROBE = """\
     """
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_run_legacy_passes_argv_streams_exit_code_and_resolves_contrib(tmp_path, capfd):
     script = _write(tmp_path / "probe.py", PROBE)
@@ -184,6 +185,7 @@ def test_run_legacy_passes_argv_streams_exit_code_and_resolves_contrib(tmp_path,
     assert "to stderr" in err
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_run_legacy_prints_what_tf1_would_on_the_reference(capfd, tmp_path):
     code = run_legacy.main([str(REFERENCE_TF1)])

@@ -50,6 +50,7 @@ def net(inputs, is_training):
     return tf.reduce_mean(tf.square(out))
 
 
+@pytest.mark.slow
 def test_slim_batch_norm_script_runs_and_matches_compat_slim(tmp_path):
     x = np.linspace(-1.0, 1.0, 2 * 6 * 6 * 2, dtype=np.float32).reshape(2, 6, 6, 2)
     sm = SlimModel(net, {"x": x})

@@ -70,6 +70,7 @@ def test_the_data_set_and_the_forms_the_codemod_gives(migrated):
     assert _form(migrated["random_init_tape"][1].read_text()) == "tape"
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_seeded_verify_says_ok_and_one_changed_number_is_a_mismatch(name, migrated, tmp_path):
@@ -97,6 +98,7 @@ def test_seeded_verify_says_ok_and_one_changed_number_is_a_mismatch(name, migrat
     assert any(rows[v].status == "ok" and _rows(bad)[v].status == "mismatch" for v in values), text
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_printed_graph_tensors_are_set_aside_not_read_as_numbers(migrated):
     """The issue's first case: print(gradients) before running it, on both sides."""
@@ -115,6 +117,7 @@ def test_printed_graph_tensors_are_set_aside_not_read_as_numbers(migrated):
     assert not any(r.name == "stdout" for r in report.rows), text
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_unseeded_numpy_is_named_as_the_cause_and_seed_fixes_it(migrated):
     legacy_path, new_path = migrated["numpy_linreg"]
@@ -132,6 +135,7 @@ def test_unseeded_numpy_is_named_as_the_cause_and_seed_fixes_it(migrated):
     assert "--seed N" in text
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_tf_random_ops_with_seed_alone_are_a_mismatch_naming_them(migrated):
     """Graph seed and eager seed N give different streams: --seed must not claim OK."""
@@ -149,6 +153,7 @@ def test_tf_random_ops_with_seed_alone_are_a_mismatch_naming_them(migrated):
     assert _rows(report)["features"].status == "ok"
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_migrate_verify_passes_the_seed_through(tmp_path, capsys):
     """``tapeshift migrate --verify --seed N`` in diff mode: nothing written, verify OK."""

@@ -634,6 +634,7 @@ def test_pipeline_alone_migrates_the_example(name):
         assert fallback.mode == "compat" and source[0] in [f.code for f in fallback.findings]
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 @pytest.mark.parametrize("name,gradients", [
     ("gradient_reversal", ["grad_values_1[0]", "grad_values_2[0]", "domain_grad"]),

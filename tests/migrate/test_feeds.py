@@ -1175,6 +1175,7 @@ def _start_number_runs_early(request):
         request.getfixturevalue("number_runs")
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 @pytest.mark.parametrize("name", sorted(VERIFIED))
 def test_numbers_agree_with_the_legacy_run(name, number_runs):
