@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # each test runs a job's bash script
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "ci.md"
 LEGACY = (ROOT / "examples" / "reference_tf1.py").read_text()

@@ -30,9 +30,9 @@ def _head():
 
 
 HEAD = _head()
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     HEAD is None, reason="pre-commit installs hooks from a git repository: needs the git "
-                         "binary and tapeshift as a git checkout")
+                         "binary and tapeshift as a git checkout")]
 
 
 def env(home: Path):

@@ -45,6 +45,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(SCRIPT is None, reason="the tapeshift console script is not installed "
                                           "beside this Python (pip install -e . installs it)")
 @pytest.mark.parametrize("args, code", CASES, ids=[" ".join(a) for a, _ in CASES])

@@ -123,6 +123,8 @@ def test_script_rejects_an_unknown_section(capsys):
 
 # -- slow: measured on the installed TensorFlow ------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_measured_custom_gradient_facts_section_8():
     pytest.importorskip("tensorflow")
     rows = load_script().check(8)
@@ -132,6 +134,8 @@ def test_measured_custom_gradient_facts_section_8():
     assert custom.tf1 == "[-3, -3]" and custom.tf2 == "tape [-3, -3], tf.function [-3, -3]"
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_measured_gradient_api_facts_section_2():
     pytest.importorskip("tensorflow")
     rows = {r.fact: r for r in load_script().check(2)}

@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tapeshift.migrate.legacy.printed import printed_numbers
 from tapeshift.migrate.commands.cli import main
 from tapeshift.migrate.engine.pipeline import migrate_source
+
+pytestmark = pytest.mark.tf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +35,7 @@ def direct_and_split(values):
     return np.array(values[:4]), np.array(values[4:8]), values[8]
 
 
+@pytest.mark.slow
 def test_fixed_reference_split_equals_direct_on_tf1_and_tf2(tmp_path, capsys):
     script = tmp_path / "reference_tf1.py"
     shutil.copy(ROOT / "examples" / "reference_tf1.py", script)

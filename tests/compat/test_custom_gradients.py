@@ -21,6 +21,8 @@ from tapeshift.compat.custom_gradients import (
 )
 from tapeshift.compat.testing import assert_backends_agree, assert_close, assert_split_matches_direct
 
+pytestmark = pytest.mark.tf
+
 rng = np.random.default_rng(3)
 P = {"W": rng.normal(size=(3, 4)).astype(np.float32)}
 I = {"x": rng.normal(size=(5, 3)).astype(np.float32)}

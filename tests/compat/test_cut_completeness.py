@@ -9,6 +9,8 @@ import tensorflow as tf
 from tapeshift.compat import CutBypassError, cut, gradient, split_gradient
 from tapeshift.compat.testing import assert_close
 
+pytestmark = pytest.mark.tf
+
 rng = np.random.default_rng(7)
 PARAMS = {
     "W1": rng.normal(size=(3, 4)).astype(np.float32),

@@ -5,8 +5,11 @@ import runpy
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tapeshift.migrate.commands.cli import main
+
+pytestmark = pytest.mark.tf
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

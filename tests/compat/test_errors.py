@@ -18,6 +18,8 @@ from tapeshift.compat import (
     split_gradient,
 )
 
+pytestmark = pytest.mark.tf
+
 P, I = reference.params(), reference.inputs()
 
 

@@ -4,6 +4,7 @@ in float64 all of them agree with central finite differences of a numpy forward
 pass (an oracle that shares no code with TensorFlow)."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,8 @@ from tapeshift.compat.testing import (
     assert_split_matches_direct,
     finite_difference,
 )
+
+pytestmark = pytest.mark.tf
 
 ACTIVATIONS = {
     "tanh": (tf.tanh, np.tanh),
@@ -59,6 +62,7 @@ def make_model(depth, acts):
     return model, numpy_loss
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(mlps())
 def test_split_at_every_layer_equals_direct_on_all_backends(case):

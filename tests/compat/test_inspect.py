@@ -20,6 +20,8 @@ from tapeshift.compat.flow import (
 )
 from tapeshift.migrate.commands.cli import main
 
+pytestmark = pytest.mark.tf
+
 PNG = b"\x89PNG\r\n\x1a\n"
 P, I = reference.params(), reference.inputs()
 

@@ -10,11 +10,14 @@ import tensorflow as tf
 from tapeshift.compat import cut
 from tapeshift.compat.testing import aligned_random, assert_backends_agree
 
+pytestmark = pytest.mark.tf
+
 pytest_plugins = ["pytester"]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "test_gradients_on_both_backends.py"
 
 
+@pytest.mark.slow
 def test_user_test_file_collects_as_three_tests_and_passes(pytester):
     pytester.makepyfile(test_user=EXAMPLE.read_text())
     result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
@@ -26,6 +29,7 @@ def test_user_test_file_collects_as_three_tests_and_passes(pytester):
     result.assert_outcomes(passed=3)
 
 
+@pytest.mark.slow
 def test_marker_restricts_backends_and_rejects_unknown_names(pytester):
     pytester.makepyfile(test_two="""
         import pytest

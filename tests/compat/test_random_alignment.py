@@ -22,6 +22,8 @@ from tapeshift.compat.random_alignment import forward_run
 from tapeshift.compat.testing import aligned_random, assert_close
 from tapeshift.compat.vjp import trace
 
+pytestmark = pytest.mark.tf
+
 SEED = 7
 RATE = 0.5
 PARAMS = {
@@ -98,6 +100,7 @@ def test_two_runs_of_one_recorder_object_draw_the_same_numbers():
     assert_close(second, want, name="second run of the same recorder object")
 
 
+@pytest.mark.slow
 def test_many_runs_freed_and_created_between_calls_all_draw_the_same_numbers():
     """Hundreds of forward runs in one process, each program freed after its run,
     so that a new run's objects often get a freed run's addresses (before the fix,

@@ -8,6 +8,8 @@ import tensorflow as tf
 from tapeshift.compat import gradient, reference, split_gradient
 from tapeshift.compat.testing import assert_close
 
+pytestmark = pytest.mark.tf
+
 
 def legacy_tf1_numbers():
     """What the legacy script computes, built with tf.gradients in a TF1 graph."""

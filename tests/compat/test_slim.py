@@ -24,11 +24,11 @@ from tapeshift.compat.testing import (
 )
 
 # tf-slim's layers go through TF's deprecated Keras-1 layer classes, which say so
-pytestmark = pytest.mark.filterwarnings(
+pytestmark = [pytest.mark.tf, pytest.mark.filterwarnings(
     "ignore:`layer.apply` is deprecated:UserWarning",
     "ignore:`tf.layers.flatten` is deprecated:UserWarning",
     "ignore:`layer.updates` will be removed:UserWarning",
-)
+)]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 rng = np.random.default_rng(6)
 MLP_INPUTS = {

@@ -19,6 +19,8 @@ from tapeshift.compat import (
 )
 from tapeshift.compat.testing import assert_close
 
+pytestmark = pytest.mark.tf
+
 P, I = reference.params(), reference.inputs()
 
 

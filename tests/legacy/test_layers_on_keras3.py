@@ -46,6 +46,7 @@ def _plain_env() -> dict:
 
 # -- in process -----------------------------------------------------------------
 
+@pytest.mark.tf
 def test_tf_compat_v1_layers_fails_here_and_legacy_layers_is_tf_keras():
     import tensorflow as tf
 
@@ -59,6 +60,7 @@ def test_tf_compat_v1_layers_fails_here_and_legacy_layers_is_tf_keras():
     assert legacy_layers(tf.compat.v1).dense is tf_keras_layers.dense
 
 
+@pytest.mark.tf
 def test_every_spelling_of_tf_layers_in_user_code_resolves(tmp_path):
     import tensorflow as real_tf
 
@@ -133,6 +135,7 @@ def test_without_tf_keras_the_error_says_pip_install_tf_keras(tmp_path, monkeypa
         sys.modules.pop("layers_import_mod", None)
 
 
+@pytest.mark.tf
 def test_a_submodule_tf_layers_does_not_have_is_an_import_error(tmp_path):
     user = tmp_path / "proj"
     user.mkdir()
@@ -205,6 +208,8 @@ def _migrate_compat(script: Path, out: Path, capfd) -> Path:
     return new
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_every_spelling_runs_under_run_legacy_and_after_compat_migration(
         tmp_path, capfd, monkeypatch):
     monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
@@ -241,6 +246,8 @@ def _check_example_numbers(got: list, expected: list) -> None:
     assert got == pytest.approx(expected, rel=1e-5, abs=1e-6)
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_example_under_run_legacy_prints_tf1_numbers(reference_output, capfd, monkeypatch):
     monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
     code = run_legacy.main([str(EXAMPLE)])
@@ -249,6 +256,8 @@ def test_example_under_run_legacy_prints_tf1_numbers(reference_output, capfd, mo
     _check_example_numbers(printed_numbers(out), printed_numbers(reference_output))
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_example_migrated_in_compat_mode_prints_tf1_numbers_and_verifies(
         reference_output, tmp_path, capfd, monkeypatch):
     monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)

@@ -79,6 +79,7 @@ def test_contrib_messages_name_the_module_and_replacement():
     assert isinstance(ContribAttributeError("rnn"), AttributeError)
 
 
+@pytest.mark.tf
 def test_replacement_table_names_real_apis():
     import importlib
 
@@ -98,6 +99,7 @@ def test_replacement_table_names_real_apis():
             assert obj is not None, f"tf.contrib.{name} -> {first}: no {part}"
 
 
+@pytest.mark.tf
 def test_imports_are_redirected_only_for_user_code(tmp_path):
     import tensorflow as real_tf
     import tf_slim
@@ -165,6 +167,8 @@ PROBE = """\
     """
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_run_legacy_passes_argv_streams_exit_code_and_resolves_contrib(tmp_path, capfd):
     script = _write(tmp_path / "probe.py", PROBE)
     _write(tmp_path / "probe_helper.py", "import tensorflow as tf\n")
@@ -181,6 +185,8 @@ def test_run_legacy_passes_argv_streams_exit_code_and_resolves_contrib(tmp_path,
     assert "to stderr" in err
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_run_legacy_prints_what_tf1_would_on_the_reference(capfd, tmp_path):
     code = run_legacy.main([str(REFERENCE_TF1)])
     legacy_out, err = capfd.readouterr()

@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tapeshift.compat.slim import SlimModel
 from tapeshift.migrate.legacy.printed import printed_numbers
+
+pytestmark = pytest.mark.tf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,6 +50,7 @@ def net(inputs, is_training):
     return tf.reduce_mean(tf.square(out))
 
 
+@pytest.mark.slow
 def test_slim_batch_norm_script_runs_and_matches_compat_slim(tmp_path):
     x = np.linspace(-1.0, 1.0, 2 * 6 * 6 * 2, dtype=np.float32).reshape(2, 6, 6, 2)
     sm = SlimModel(net, {"x": x})

@@ -57,6 +57,8 @@ def test_migrates_to_tape_form_with_nothing_tf1_left(migrated):
     assert not migrate_source(result.output, str(legacy)).changed
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_verifies_against_the_original_at_every_step(migrated):
     name, legacy, source, result = migrated
     report = verify_sources(source, result.output, legacy, timeout=240)
@@ -68,6 +70,8 @@ def test_verifies_against_the_original_at_every_step(migrated):
 
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 @pytest.mark.parametrize("name", ["clip_train", "ddpg"])
 def test_tf_function_step_functions_verify_too(name):
     legacy = EXAMPLES / f"{name}_tf1.py"
@@ -80,6 +84,8 @@ def test_tf_function_step_functions_verify_too(name):
     assert report.ok, report.summary()
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_keras_optimizers_keep_numbers_where_reported_so():
     # gradient descent maps to an identical Keras SGD: nothing reported, numbers equal
     legacy = EXAMPLES / "linear_regression_tf1.py"

@@ -38,6 +38,8 @@ def test_the_reference_pair_is_among_the_examples():
     assert "reference" in [p.id for p in example_pairs()]
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 @pytest.mark.parametrize("legacy,new", example_pairs())
 def test_verify_passes_on_every_example_pair(legacy, new, capsys):
     code = verify.main([str(legacy), str(new)])
@@ -51,6 +53,8 @@ def test_verify_passes_on_every_example_pair(legacy, new, capsys):
             assert _row(out, name).endswith("ok"), out
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_verify_fails_naming_a_changed_constant(tmp_path, capsys):
     source = (EXAMPLES / "reference_tf2.py").read_text()
     changed = source.replace("[[0.8, 0.9], [0.7, 0.6]]", "[[0.8, 0.9], [0.7, 0.65]]")
@@ -72,6 +76,8 @@ def test_verify_fails_naming_a_changed_constant(tmp_path, capsys):
     assert not any(row["random"] for row in report["rows"])
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_random_op_mismatch_is_reported(tmp_path):
     # verify_sources: the API `migrate --verify` uses for text held in memory
     legacy = textwrap.dedent("""\
@@ -99,6 +105,8 @@ def test_random_op_mismatch_is_reported(tmp_path):
     assert "graph-level seed" in out and "stateless" in out
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_a_failing_script_exits_2_naming_it(tmp_path, capsys):
     legacy = _write(tmp_path / "uses_rnn_tf1.py", """\
         import tensorflow as tf
@@ -198,6 +206,7 @@ def test_seeded_scripts_and_library_draws(tmp_path):
     assert run.unseeded["numpy"]["call"] == "numpy's global generator, by library code"
 
 
+@pytest.mark.slow
 def test_seed_starts_python_numpy_and_tensorflow_from_n(tmp_path):
     import random
 

@@ -70,6 +70,8 @@ def test_the_data_set_and_the_forms_the_codemod_gives(migrated):
     assert _form(migrated["random_init_tape"][1].read_text()) == "tape"
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_seeded_verify_says_ok_and_one_changed_number_is_a_mismatch(name, migrated, tmp_path):
     form, (before, after), values = SCRIPTS[name]
@@ -96,6 +98,8 @@ def test_seeded_verify_says_ok_and_one_changed_number_is_a_mismatch(name, migrat
     assert any(rows[v].status == "ok" and _rows(bad)[v].status == "mismatch" for v in values), text
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_printed_graph_tensors_are_set_aside_not_read_as_numbers(migrated):
     """The issue's first case: print(gradients) before running it, on both sides."""
     legacy_path, new_path = migrated["print_gradients"]
@@ -113,6 +117,8 @@ def test_printed_graph_tensors_are_set_aside_not_read_as_numbers(migrated):
     assert not any(r.name == "stdout" for r in report.rows), text
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_unseeded_numpy_is_named_as_the_cause_and_seed_fixes_it(migrated):
     legacy_path, new_path = migrated["numpy_linreg"]
     report = compare_runs(run_captured(legacy_path, legacy=True), run_captured(new_path, legacy=False))
@@ -129,6 +135,8 @@ def test_unseeded_numpy_is_named_as_the_cause_and_seed_fixes_it(migrated):
     assert "--seed N" in text
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_tf_random_ops_with_seed_alone_are_a_mismatch_naming_them(migrated):
     """Graph seed and eager seed N give different streams: --seed must not claim OK."""
     legacy_path, new_path = migrated["random_init_tape"]
@@ -145,6 +153,8 @@ def test_tf_random_ops_with_seed_alone_are_a_mismatch_naming_them(migrated):
     assert _rows(report)["features"].status == "ok"
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_migrate_verify_passes_the_seed_through(tmp_path, capsys):
     """``tapeshift migrate --verify --seed N`` in diff mode: nothing written, verify OK."""
     script = tmp_path / "python_random_tf1.py"

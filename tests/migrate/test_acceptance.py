@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.tf
+
 pytest.importorskip("tensorflow")
 
 from tapeshift.migrate.engine.pipeline import migrate_source  # noqa: E402
@@ -67,6 +69,7 @@ def assert_same_numbers(legacy: str, migrated: str) -> None:
             assert abs(u - v) <= ATOL + RTOL * abs(u), (i, u, v, legacy, migrated)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_migrated_script_prints_the_same_numbers(script, tmp_path):
     result = migrate_source(script.read_text(), str(script))

@@ -77,6 +77,7 @@ def test_slim_file_migrates_in_compat_mode_with_tf_slim():
     assert not migrate_source(r.output, "s.py").changed  # idempotent
 
 
+@pytest.mark.tf
 def test_table_matches_the_installed_tf_slim():
     tf_slim = pytest.importorskip("tf_slim")
     import tf_slim.layers as layers

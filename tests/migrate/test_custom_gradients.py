@@ -523,6 +523,7 @@ def _resolve(tf1, api):
     return obj
 
 
+@pytest.mark.tf
 def test_op_table_matches_tensorflow():
     tf = pytest.importorskip("tensorflow")
     tf1 = tf.compat.v1
@@ -566,6 +567,7 @@ with tf.get_default_graph().gradient_override_map({"Identity": "Reverse"}):
 """
 
 
+@pytest.mark.tf
 def test_migrated_reversal_keeps_its_gradient_under_a_tape_and_tf_function():
     tf = pytest.importorskip("tensorflow")
     out, findings = transform(OVERRIDE_IGNORED_UNDER_TAPE)
@@ -632,6 +634,8 @@ def test_pipeline_alone_migrates_the_example(name):
         assert fallback.mode == "compat" and source[0] in [f.code for f in fallback.findings]
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 @pytest.mark.parametrize("name,gradients", [
     ("gradient_reversal", ["grad_values_1[0]", "grad_values_2[0]", "domain_grad"]),
     ("guided_backprop", ["guided", "plain"]),

@@ -1175,6 +1175,8 @@ def _start_number_runs_early(request):
         request.getfixturevalue("number_runs")
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 @pytest.mark.parametrize("name", sorted(VERIFIED))
 def test_numbers_agree_with_the_legacy_run(name, number_runs):
     source, names = VERIFIED[name]
@@ -1192,6 +1194,7 @@ def _numbers(text):
     return [float(n) for n in _NUMBER.findall(re.sub(r"dtype=\w+", "", text))]
 
 
+@pytest.mark.tf
 @pytest.mark.parametrize("name", sorted(PRINTED))
 def test_migrated_program_prints_what_tf1_printed(name, number_runs):
     source, expected = PRINTED[name]

@@ -9,6 +9,7 @@ TF1 keeps the v1 class (``tf.compat.v1.<name>``); a TF2 file is left alone.
 import textwrap
 
 import numpy as np
+import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
 
@@ -84,6 +85,7 @@ def test_seeded_v1_namesake_blocks_tape_form_in_tf1_file():
     assert [f.code for f in result.findings][:1] == ["TS113"]
 
 
+@pytest.mark.tf
 def test_migrated_values_have_tf1_defaults():
     """Run the migrated program eagerly: the initial values have TF1's spread."""
     import tensorflow as tf

@@ -105,6 +105,7 @@ def _train(make_optimizer, steps=30):
     return w.numpy()
 
 
+@pytest.mark.tf
 @pytest.mark.parametrize("kind", sorted(MAPPINGS))
 def test_the_verdict_of_each_mapping_is_what_training_measures(kind):
     import tensorflow as tf

@@ -281,6 +281,7 @@ def test_the_codemod_imports_without_tensorflow(tmp_path, block_imports):
 
 # -- the table against the installed packages -------------------------------------
 
+@pytest.mark.tf
 def test_table_matches_installed_tf_keras():
     module = importlib.import_module(TF_KERAS_LEGACY_LAYERS)
     current = {n for n in dir(module) if not n.startswith("_")}
@@ -291,6 +292,7 @@ def test_table_matches_installed_tf_keras():
         assert callable(getattr(module, name)), name
 
 
+@pytest.mark.tf
 def test_the_module_is_what_tensorflow_routes_tf_compat_v1_layers_to(tmp_path):
     import tensorflow as tf
 

@@ -5,6 +5,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tapeshift.migrate.commands.cli import main
 from tapeshift.migrate.commands.migrate import runs_as_script
 from tapeshift.migrate.engine.pipeline import migrate_source
@@ -39,6 +41,8 @@ def test_runs_as_script():
     assert not runs_as_script('"""doc"""\nimport tensorflow as tf\nX = 1\ndef f():\n    return tf.gradients(1, 2)\n')
 
 
+@pytest.mark.slow
+@pytest.mark.tf
 def test_verify_adds_the_outcome_to_the_report(tmp_path, capsys):
     script = tmp_path / "reference_tf1.py"
     shutil.copy(REFERENCE, script)

@@ -8,6 +8,8 @@ import types
 
 import pytest
 
+pytestmark = pytest.mark.tf
+
 tf = pytest.importorskip("tensorflow")
 
 from tapeshift.migrate.rules.compat_v1_imports import BEHAVIOUR_SWITCHES  # noqa: E402

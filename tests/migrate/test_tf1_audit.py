@@ -15,6 +15,8 @@ import textwrap
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.tf
+
 tf = pytest.importorskip("tensorflow")
 
 from tapeshift.migrate.rules.renames import AUDITED_EAGER_COMPAT, IDENTICAL  # noqa: E402
@@ -158,6 +160,7 @@ LEGACY = textwrap.dedent("""
 """).lstrip()
 
 
+@pytest.mark.slow
 def test_migrated_program_verifies_against_run_legacy(tmp_path):
     result = migrate_source(LEGACY, "audit.py")
     assert result.mode == "tape", [(f.code, f.line, f.message) for f in result.findings]

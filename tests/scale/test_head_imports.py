@@ -49,6 +49,7 @@ def _added(module, requests, head_only):
     return AddImportsVisitor(context).transform_module(module)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", HEADS)
 def test_head_only_imports_give_libcst_s_module(source):
     module = cst.parse_module(source)

@@ -80,6 +80,7 @@ LEGACY = [p for p in PROGRAMS if p[0] in (
     "tests/migrate/data/survey_tf1.py")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, source", LEGACY, ids=[n for n, _ in LEGACY])
 def test_pipeline_matches_every_rule_run_alone(name, source, monkeypatch):
     # the options change what the feeds rule writes, and so what the rules after it read
@@ -111,6 +112,7 @@ def test_plain_dispatch_is_libcst_s(name, source, monkeypatch):
     assert run_all() == fast
 
 
+@pytest.mark.slow
 def test_kept_subtrees_change_no_rule_s_result(monkeypatch):
     """Every rule on every program: the transform that keeps unchanged nodes
     (``KEEP_UNCHANGED``) gives the code, findings and changes of LibCST's visit."""
@@ -156,6 +158,7 @@ def test_attribute_hooks_still_run_in_plain_dispatch():
 SCREENED = [r for r in ALL_RULES if screen.triggers(r) is not None]
 
 
+@pytest.mark.slow
 def test_a_screened_rule_acts_only_where_its_names_are_spelled():
     """Every screened rule, run on every program (options on): whatever it
     changes, reports or shares, the program spells one of its trigger names."""
@@ -285,6 +288,7 @@ def test_qualified_names_on_demand_are_libcst_s(name, source, monkeypatch):
     assert set(ours) <= set(libcst_names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, source", PROGRAMS, ids=lambda v: v if "/" in str(v)[:40] else "")
 def test_qualified_names_from_imports_are_libcst_s_tensorflow_names(name, source):
     """Where the fast path answers, every node's TensorFlow / tf-slim names are

@@ -51,6 +51,7 @@ def test_awkward_layouts(source):
     assert_same_starts(source) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_project_files(path):
     assert assert_same_starts(path.read_text(encoding="utf-8")) > 10
@@ -118,6 +119,7 @@ def test_unchanged_parts_are_copied_exactly(source):
     assert_spliced_code_is_the_print(source)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_unchanged_parts_of_project_files(path):
     assert_spliced_code_is_the_print(path.read_text(encoding="utf-8"))

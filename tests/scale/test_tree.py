@@ -207,6 +207,7 @@ print(count, method, out)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="thread count read from Linux's /proc")
 @pytest.mark.parametrize("threads", ["none", "thread"])
 def test_workers_are_forked_only_from_a_single_thread(threads):

@@ -77,6 +77,7 @@ def test_awkward_layouts(source):
     assert assert_same_as_libcst(source) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_project_files(path):
     assert assert_same_as_libcst(path.read_text(encoding="utf-8")) > 10
@@ -128,6 +129,7 @@ def test_instance_test_answers_as_isinstance(classes):
     assert any(test(v) for v in values) and not all(test(v) for v in values)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
@@ -236,6 +238,7 @@ def test_transform_awkward_layouts(source):
     assert_transform_is_libcst_s(source)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FILES[::3], ids=lambda p: str(p.relative_to(ROOT)))
 def test_transform_project_files(path):
     assert_transform_is_libcst_s(path.read_text(encoding="utf-8"))
