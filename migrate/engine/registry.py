@@ -36,9 +36,14 @@ import importlib
 import pkgutil
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, Tuple, Type
 
 from tapeshift.migrate.engine import findings
+
+if TYPE_CHECKING:  # the base class's module imports the toolkit: not needed at run time
+    from tapeshift.migrate.engine.rule import TapeshiftCodemod
+
+    Rule = Type[TapeshiftCodemod]
 
 #: The phases, in the order a file meets them. ``pre``: tape-form rules on the
 #: original source, whose output the others read; ``tape``: the tape-form
@@ -71,7 +76,7 @@ _RULES: Dict[str, type] = {}  # id -> rule class, in registration order
 _loaded = False
 
 
-def register_rule(rule: type) -> type:
+def register_rule(rule: Rule) -> Rule:
     """Class decorator: add ``rule`` to the registry (and its codes to the codes
     registry). Each id, and each class, only once."""
     rule_id = rule.__dict__.get("RULE")
@@ -93,10 +98,11 @@ def register_rule(rule: type) -> type:
     return rule
 
 
-def unregister_rule(rule: type) -> None:
+def unregister_rule(rule: Rule) -> None:
     """Remove ``rule`` and the codes it registered (for tests that add a rule)."""
     del _RULES[rule.RULE]
-    for info in rule.__dict__.get("CODES", ()):
+    codes: Tuple[findings.CodeInfo, ...] = rule.__dict__.get("CODES", ())
+    for info in codes:
         if findings.REGISTRY.get(info.code, None) is info:
             del findings.REGISTRY[info.code]
     _changed()
@@ -113,19 +119,19 @@ def load() -> None:
         importlib.import_module(f"{RULE_PACKAGE}.{module.name}")
 
 
-def rules() -> Tuple[type, ...]:
+def rules() -> Tuple[Rule, ...]:
     """Every registered rule, in registration order."""
     load()
     return tuple(_RULES.values())
 
 
-def _phases_of(rule: type) -> Tuple[str, ...]:
+def _phases_of(rule: Rule) -> Tuple[str, ...]:
     phase = getattr(rule, "PHASE", None)
     return (phase,) if isinstance(phase, str) else tuple(phase or ())
 
 
 @functools.lru_cache(maxsize=None)
-def phase(name: str) -> Tuple[type, ...]:
+def phase(name: str) -> Tuple[Rule, ...]:
     """The rules of phase ``name``, in the order they run."""
     if name not in PHASES:
         raise ValueError(f"unknown phase {name!r}; known: {PHASES}")
@@ -136,7 +142,7 @@ def phase(name: str) -> Tuple[type, ...]:
 def options() -> Tuple[RuleOption, ...]:
     """The rules' opt-in behaviours, in the order the rules run."""
     ordered = [r for p in PHASES for r in phase(p)]
-    found = [r.OPTION for r in dict.fromkeys(ordered) if r.__dict__.get("OPTION") is not None]
+    found: list = [r.OPTION for r in dict.fromkeys(ordered) if r.__dict__.get("OPTION") is not None]
     return tuple(dict.fromkeys(found))
 
 
