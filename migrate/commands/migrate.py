@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from tapeshift.migrate.commands.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
+from tapeshift.migrate.engine.exit_codes import ExitCode
 from tapeshift.migrate.engine.findings import Severity
 from tapeshift.migrate.fileio.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from tapeshift.migrate.fileio.cache import Cache
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     args.fix, problem = requested_fixes(args.fix)
     if problem:
         print(f"tapeshift migrate: {problem}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.ERROR
     out_dir = Path(args.out) if args.out else None
     cache_dir = _cache_dir(args)
     skip = [d for d in (out_dir, cache_dir) if d is not None]  # never read our own output
@@ -279,16 +279,16 @@ def run(args: argparse.Namespace) -> int:
             atomic_write(Path(args.report), report)
         except OSError as exc:
             print(f"tapeshift migrate: cannot write report: {exc}", file=sys.stderr)
-            return EXIT_ERROR
+            return ExitCode.ERROR
     else:
         sys.stderr.write(report)
 
     if errors or any(r.error for r in results):
-        return EXIT_ERROR
+        return ExitCode.ERROR
     if verified:
         worst = max(v.exit_code for v in verified.values())
-        if worst != EXIT_OK:
+        if worst != ExitCode.OK:
             return worst
     if args.check and any(r.changed for r in results):
-        return EXIT_FOUND
-    return EXIT_OK
+        return ExitCode.FOUND
+    return ExitCode.OK

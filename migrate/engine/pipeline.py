@@ -31,17 +31,17 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.metadata import MetadataWrapper
 
 from tapeshift.migrate.checks import check_module, requested_fixes
+from tapeshift.migrate.engine.libcst_speedups import active
 from tapeshift.migrate.engine.rule import (
     SCRATCH_IDENTIFIERS,
     SCRATCH_SHARED,
     TapeshiftCodemod,
     changes_of,
-    clear_tree_caches,
     findings_of,
-    api_name,
-    printed_start_positions,
-    qualified_names,
 )
+from tapeshift.migrate.engine.settings import MODES, Settings
+from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches, printed_start_positions, qualified_names
+from tapeshift.migrate.engine.toolkit.tf_names import api_name
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.compat_fallback import CompatFallback
 from tapeshift.migrate.rules.compat_v1_imports import CompatV1ToTF2Imports
@@ -60,8 +60,6 @@ from tapeshift.migrate.engine.positions import LineMap
 from tapeshift.migrate.engine.python_syntax import compile_quietly, parse
 from tapeshift.migrate.engine.screen import identifiers, may_act
 
-MODES = ("tape", "compat")
-
 #: Tape-form rules that run first, on the original source; the other tape rules
 #: read their output (they would otherwise block on what these rewrite away:
 #: TS112 for RegisterGradient / gradient_override_map, TS106 for get_default_graph).
@@ -79,11 +77,6 @@ OPTIONS = (TF_FUNCTION, KERAS_OPTIMIZERS)
 TAPE_CHECKS: Tuple[Type[Codemod], ...] = (TF1OnlyNames,)
 #: Checks on the rules' output: nothing TF1-only may be left at all.
 TAPE_CHECKS_AFTER: Tuple[Type[Codemod], ...] = (TF1OnlyNamesLeft,)
-
-#: False: every rule runs as LibCST runs a codemod on its own (a copy of the
-#: tree, all its metadata resolved for it alone, every rule on every file): the
-#: reference the tests compare the shared, screened and remembered runs with.
-OPTIMIZED = True
 
 _TF_IMPORT = re.compile(r"^\s*(import\s+tensorflow|from\s+tensorflow)\b", re.M)
 
@@ -127,7 +120,7 @@ class _Tree:
             # a rule's output may hold one node in two places, which metadata
             # (one answer per node) cannot tell apart: then LibCST's copy
             self._wrapper = MetadataWrapper(
-                self._module, unsafe_skip_copy=OPTIMIZED and _each_node_once(self._module))
+                self._module, unsafe_skip_copy=active() and _each_node_once(self._module))
             self._module = self._wrapper.module
         return self._wrapper
 
@@ -181,7 +174,7 @@ class _Runner:
     def run(self, rule: Type[Codemod], tree: _Tree, shared: Optional[dict] = None):
         """(tree, findings, changes) of ``rule`` on ``tree``; the output is
         ``tree`` itself when the rule left the code as it was."""
-        if not OPTIMIZED:
+        if not active():  # reference mode: as LibCST runs a codemod on its own
             return self._alone(rule, tree, shared)
         if not may_act(rule, tree.names):
             return tree, [], []  # the file spells nothing the rule acts on
@@ -219,10 +212,7 @@ class _Runner:
         context = CodemodContext(filename=self.path)
         if shared is not None:
             context.scratch[SCRATCH_SHARED] = shared
-        codemod = rule(context)
-        codemod.KEEP_UNCHANGED = False  # LibCST's own visit
-        codemod.HEAD_IMPORTS = False  # and its AddImportsVisitor on the whole tree
-        new = codemod.transform_module(tree.raw)
+        new = rule(context).transform_module(tree.raw)
         return _Tree(new), findings_of(context), changes_of(context)
 
 
@@ -319,7 +309,8 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
 
 
 def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
-                   fix: Sequence[str] = (), options: Sequence[str] = ()) -> MigrationResult:
+                   fix: Sequence[str] = (), options: Sequence[str] = (),
+                   settings: Optional[Settings] = None) -> MigrationResult:
     """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
     file) or "compat" (only the fallback). ``options`` turn on opt-in
     behaviours of the tape rules (:data:`OPTIONS`).
@@ -327,9 +318,13 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     The ``tapeshift check`` rules run first and their findings join the
     report; numbers are kept (the chain-rule mistake stays as written) unless
     ``fix`` names codes whose fixes to apply before migrating.
+
+    ``settings``, when given, says all of that instead of ``mode``, ``fix`` and
+    ``options`` (and whether to run in reference mode).
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if settings is None:
+        settings = Settings(mode=mode, fix=tuple(fix), options=tuple(options))
+    mode, fix, options = settings.mode, settings.fix, settings.options
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; known: {list(OPTIONS)}")
@@ -337,7 +332,8 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     if problem:
         raise ValueError(problem)
     try:
-        return _migrate_checked(source, path, mode, fix, options)
+        with settings.applied():
+            return _migrate_checked(source, path, mode, fix, options)
     finally:
         clear_tree_caches()  # the file's trees are done with
 
@@ -357,7 +353,7 @@ def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
     # one parse and one metadata resolution serve the checks and the rules
     tree = _Tree(module, source, parsed=True)
     checked = check_module(module, source, path, fix=fix,
-                           wrapper=tree.wrapper if OPTIMIZED else None)
+                           wrapper=tree.wrapper if active() else None)
     fixed = {id(f) for f in checked.fixed}
     notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
     if checked.changed:

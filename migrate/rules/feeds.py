@@ -39,15 +39,10 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tapeshift.migrate.engine.rule import (
-    VARIABLE_MAKERS,
-    KindMixin,
-    TapeshiftCodemod,
-    all_names,
-    code_of,
-    fresh_name,
-    tf_module_alias,
-)
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, KindMixin
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, backward_slice, block_info, names_of
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in, spells

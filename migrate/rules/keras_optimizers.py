@@ -40,7 +40,9 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of, tf_module_alias
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children
 
 #: the option that turns this rule on (in the shared scratch of one migration)

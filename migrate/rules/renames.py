@@ -20,7 +20,9 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, all_names, code_of, fresh_name, tf_module_alias
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 
 #: old full name -> new full name (both under ``tensorflow``).
 RENAMES: Dict[str, str] = {

@@ -12,7 +12,8 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.rules.compat_v1_imports import BEHAVIOUR_SWITCHES
 from tapeshift.migrate.rules.renames import (
     CASTS,
