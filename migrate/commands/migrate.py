@@ -34,12 +34,12 @@ from typing import List, Optional
 from tapeshift.migrate.engine.exit_codes import ExitCode
 from tapeshift.migrate.engine.findings import Severity
 from tapeshift.migrate.fileio.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from tapeshift.migrate.fileio.cache import Cache
 from tapeshift.migrate.checks import add_fix_argument, requested_fixes
 from tapeshift.migrate.fileio.files import DEFAULT_SUFFIXES, atomic_write, discover
 from tapeshift.migrate.engine.pipeline import MODES, MigrationResult
 from tapeshift.migrate.engine.python_syntax import parse
 from tapeshift.migrate.engine.batch import Progress, migrate_files, write_output
+from tapeshift.migrate.engine.settings import Settings
 
 HELP = "Rewrite TF1 gradient code (tf.gradients, Session) into TF2 GradientTape form."
 
@@ -250,11 +250,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             errors.append(f"{record.path}: cannot write: {exc}")
 
-    results = migrate_files(
-        [f for f, _ in migratable], args.mode, jobs=args.jobs,
-        cache=Cache(cache_dir) if cache_dir is not None else None,
-        progress=Progress(len(migratable), quiet=args.quiet), on_result=write, fix=args.fix,
-        rule_options=rule_options(args))
+    settings = Settings(mode=args.mode, options=rule_options(args), fix=args.fix, jobs=args.jobs,
+                        cache_dir=cache_dir)
+    results = migrate_files([f for f, _ in migratable], settings=settings,
+                            progress=Progress(len(migratable), quiet=args.quiet), on_result=write)
 
     if args.check:
         for r in results:

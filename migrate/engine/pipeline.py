@@ -325,6 +325,8 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     if settings is None:
         settings = Settings(mode=mode, fix=tuple(fix), options=tuple(options))
     mode, fix, options = settings.mode, settings.fix, settings.options
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; known: {list(OPTIONS)}")
