@@ -21,7 +21,7 @@ from tapeshift.migrate.checks import (
     tape_misuse,
 )
 from tapeshift.migrate.checks.facts import Facts
-from tapeshift.migrate.engine.rule import clear_tree_caches
+from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches
 from tapeshift.migrate.engine.findings import Finding, make_finding
 from tapeshift.migrate.engine.screen import code_identifiers, identifiers
 

@@ -15,7 +15,7 @@ import libcst as cst
 
 from tapeshift.migrate.checks.facts import Facts, Grad, Product
 from tapeshift.migrate.checks.codes import CHAIN_RULE
-from tapeshift.migrate.engine.rule import code_of, keyword_arg
+from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
 from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "elementwise product of dloss/dh and dh/dW -> vector-Jacobian product"

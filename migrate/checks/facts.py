@@ -25,7 +25,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tapeshift.migrate.engine.rule import api_name, code_of, qualified_names
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.metadata import qualified_names
+from tapeshift.migrate.engine.toolkit.tf_names import api_name
 from tapeshift.migrate.engine.toolkit.walk import walk
 from tapeshift.migrate.engine.python_syntax import parse
 

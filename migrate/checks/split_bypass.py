@@ -13,7 +13,7 @@ import libcst as cst
 from tapeshift.migrate.checks import chain_rule
 from tapeshift.migrate.checks.facts import Facts, Opaque, names_in
 from tapeshift.migrate.checks.codes import SPLIT_BYPASS
-from tapeshift.migrate.engine.rule import code_of
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.findings import Finding, make_finding
 
 DESCRIPTION = "split gradient whose source bypasses the cut"

@@ -14,6 +14,7 @@ from typing import List
 from tapeshift.migrate.checks import CheckResult, add_fix_argument, check_source, requested_fixes
 from tapeshift.migrate.fileio.encoding import SourceDecodeError, decode_source, encode_source
 from tapeshift.migrate.fileio.files import atomic_write_bytes, discover
+from tapeshift.migrate.engine.exit_codes import ExitCode
 from tapeshift.migrate.engine.findings import Finding, Severity, iter_codes
 from tapeshift.migrate.fileio.sarif import to_sarif
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     args.fix, problem = requested_fixes(args.fix)
     if problem:
         print(f"tapeshift check: {problem}", file=sys.stderr)
-        return 2
+        return ExitCode.ERROR
     found = discover(args.paths, suffixes=(".py",))
     errors = list(found.errors)
     results: List[CheckResult] = []
@@ -72,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{s['files']} files checked: {s['errors']} errors, {s['warnings']} warnings"
               + (f", {s['fixed']} fixed" if s["fixed"] else ""))
     if errors or any(f.code == "TS100" for f in findings):
-        return 2
-    return 1 if any(f.severity is Severity.ERROR for f in remaining) else 0
+        return ExitCode.ERROR
+    return ExitCode.FOUND if any(f.severity is Severity.ERROR for f in remaining) else ExitCode.OK
 
 
 def _summary(results, findings: List[Finding], fixed, errors) -> dict:

@@ -6,20 +6,18 @@ the parser is built, so none of them may import TensorFlow at module level;
 a command line naming a subcommand imports that one only (``demo`` brings in
 numpy, whose thread pool would keep ``migrate`` from forking its workers).
 
-Exit codes, shared by every subcommand:
-    0  success, nothing to report
-    1  the command found something (a change it would make, a finding of
-       error level, a mismatch)
-    2  usage error, or input that could not be processed
+Exit codes, shared by every subcommand: :mod:`tapeshift.migrate.engine.exit_codes`.
+The commands never import this module (it imports them).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from typing import Sequence
+
+from tapeshift.migrate.engine.exit_codes import run_parsed
 
 # subcommand name -> module implementing it
 SUBCOMMANDS = {
@@ -29,11 +27,6 @@ SUBCOMMANDS = {
     "verify": "tapeshift.migrate.legacy.verify",
     "check": "tapeshift.migrate.commands.check",
 }
-
-EXIT_OK = 0
-EXIT_FOUND = 1
-EXIT_ERROR = 2
-
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``command`` (a subcommand's name), only
@@ -56,20 +49,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # TensorFlow's C++ start-up chatter (CPU features, oneDNN notes) is not ours
-    # to print; a user who wants it sets TF_CPP_MIN_LOG_LEVEL themselves.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv[0] if argv else None)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
-    try:
-        return int(args._run(args))
-    except KeyboardInterrupt:
-        print("tapeshift: interrupted", file=sys.stderr)
-        return 130
+    return run_parsed(build_parser(argv[0] if argv else None), argv)
 
 
 if __name__ == "__main__":

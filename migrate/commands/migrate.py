@@ -31,16 +31,16 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from tapeshift.migrate.commands.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
 from tapeshift.migrate.engine import registry
+from tapeshift.migrate.engine.exit_codes import ExitCode
 from tapeshift.migrate.engine.findings import Severity
 from tapeshift.migrate.fileio.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from tapeshift.migrate.fileio.cache import Cache
 from tapeshift.migrate.checks import add_fix_argument, requested_fixes
 from tapeshift.migrate.fileio.files import DEFAULT_SUFFIXES, atomic_write, discover
 from tapeshift.migrate.engine.pipeline import MODES, MigrationResult
 from tapeshift.migrate.engine.python_syntax import parse
 from tapeshift.migrate.engine.batch import Progress, migrate_files, write_output
+from tapeshift.migrate.engine.settings import Settings
 
 HELP = "Rewrite TF1 gradient code (tf.gradients, Session) into TF2 GradientTape form."
 
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     args.fix, problem = requested_fixes(args.fix)
     if problem:
         print(f"tapeshift migrate: {problem}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.ERROR
     out_dir = Path(args.out) if args.out else None
     cache_dir = _cache_dir(args)
     skip = [d for d in (out_dir, cache_dir) if d is not None]  # never read our own output
@@ -245,11 +245,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             errors.append(f"{record.path}: cannot write: {exc}")
 
-    results = migrate_files(
-        [f for f, _ in migratable], args.mode, jobs=args.jobs,
-        cache=Cache(cache_dir) if cache_dir is not None else None,
-        progress=Progress(len(migratable), quiet=args.quiet), on_result=write, fix=args.fix,
-        rule_options=rule_options(args))
+    settings = Settings(mode=args.mode, options=rule_options(args), fix=args.fix, jobs=args.jobs,
+                        cache_dir=cache_dir)
+    results = migrate_files([f for f, _ in migratable], settings=settings,
+                            progress=Progress(len(migratable), quiet=args.quiet), on_result=write)
 
     if args.check:
         for r in results:
@@ -274,16 +273,16 @@ def run(args: argparse.Namespace) -> int:
             atomic_write(Path(args.report), report)
         except OSError as exc:
             print(f"tapeshift migrate: cannot write report: {exc}", file=sys.stderr)
-            return EXIT_ERROR
+            return ExitCode.ERROR
     else:
         sys.stderr.write(report)
 
     if errors or any(r.error for r in results):
-        return EXIT_ERROR
+        return ExitCode.ERROR
     if verified:
         worst = max(v.exit_code for v in verified.values())
-        if worst != EXIT_OK:
+        if worst != ExitCode.OK:
             return worst
     if args.check and any(r.changed for r in results):
-        return EXIT_FOUND
-    return EXIT_OK
+        return ExitCode.FOUND
+    return ExitCode.OK

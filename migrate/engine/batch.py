@@ -54,6 +54,7 @@ from tapeshift.migrate.fileio.encoding import (BOM, SourceDecodeError, SourceEnc
 from tapeshift.migrate.fileio.files import atomic_write_bytes
 from tapeshift.migrate.engine.findings import Change, Finding, Severity, make_finding
 from tapeshift.migrate.engine.python_syntax import compile_quietly
+from tapeshift.migrate.engine.settings import Settings
 from tapeshift.migrate.fileio.progress import Progress  # noqa: F401 (tapeshift.migrate.engine.batch.Progress, as before)
 
 T = TypeVar("T")
@@ -144,12 +145,12 @@ def _compiles(data: bytes, path: str) -> Optional[str]:
     return None
 
 
-def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_idempotent: bool,
-                    started: float, fix: Sequence[str] = (),
-                    options: Sequence[str] = ()) -> FileRecord:
+def _migrate_python(text: str, enc: SourceEncoding, path: str, settings: Settings,
+                    started: float) -> FileRecord:
     from tapeshift.migrate.engine.pipeline import migrate_source
 
-    result = migrate_source(text, path, mode, fix=fix, options=options)
+    check_idempotent = settings.check_idempotent
+    result = migrate_source(text, path, settings=settings)
     if result.mode == "error" or result.output == text:
         mode_out = "error" if result.mode == "error" else "unchanged"
         msg = None
@@ -174,15 +175,13 @@ def _migrate_python(text: str, enc: SourceEncoding, path: str, mode: str, check_
                             f"file left untouched", text, "python", result.findings)
     idem = None
     if check_idempotent:
-        again = migrate_source(result.output, path, mode, fix=fix, options=options)
+        again = migrate_source(result.output, path, settings=settings)
         idem = again.output == result.output
     return FileRecord(path, "python", text, result.output, result.mode, result.findings,
                       result.changes, data, None, idem, seconds=time.perf_counter() - started)
 
 
-def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
-                started: float, fix: Sequence[str] = (),
-                options: Sequence[str] = ()) -> FileRecord:
+def _migrate_nb(data: bytes, path: str, settings: Settings, started: float) -> FileRecord:
     from tapeshift.migrate.fileio.notebooks import NotebookError, cell_sources, migrate_notebook
     from tapeshift.migrate.engine.pipeline import migrate_source
 
@@ -196,8 +195,10 @@ def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
     text = raw.replace("\r\n", "\n") if crlf else raw
     enc = SourceEncoding("utf-8", bom, "\r\n" if crlf else "\n")
 
+    check_idempotent = settings.check_idempotent
+
     def cell(source: str, cell_path: str):
-        return migrate_source(source, cell_path, mode, fix=fix, options=options)
+        return migrate_source(source, cell_path, settings=settings)
 
     try:
         nb = migrate_notebook(text, cell, path)
@@ -234,16 +235,20 @@ def _migrate_nb(data: bytes, path: str, mode: str, check_idempotent: bool,
 
 def process_file(path: str, mode: str = "tape", data: Optional[bytes] = None,
                  check_idempotent: bool = False, fix: Sequence[str] = (),
-                 options: Sequence[str] = ()) -> FileRecord:
+                 options: Sequence[str] = (), settings: Optional[Settings] = None) -> FileRecord:
     """Migrate one file (``.py`` or ``.ipynb``) without writing it.
 
     ``data``: the file's bytes when the caller already read them (the cache
     does), else the file is read here. With ``check_idempotent`` the output is
     migrated once more and ``record.idempotent`` says whether that changed
-    anything (it doubles the cost; for tests and benchmarks).
+    anything (it doubles the cost; for tests and benchmarks). ``settings``, when
+    given, says all of that instead of ``mode``, ``check_idempotent``, ``fix``
+    and ``options``.
     """
+    if settings is None:
+        settings = Settings(mode=mode, options=options, fix=fix, check_idempotent=check_idempotent)
     with _collect_after():
-        return _process_file(str(path), mode, data, check_idempotent, fix, options)
+        return _process_file(str(path), data, settings)
 
 
 @contextmanager
@@ -269,8 +274,7 @@ def _collect_after() -> Iterator[None]:
         gc.collect(0)
 
 
-def _process_file(path: str, mode: str, data: Optional[bytes], check_idempotent: bool,
-                  fix: Sequence[str], options: Sequence[str]) -> FileRecord:
+def _process_file(path: str, data: Optional[bytes], settings: Settings) -> FileRecord:
     started = time.perf_counter()
     if data is None:
         try:
@@ -281,13 +285,13 @@ def _process_file(path: str, mode: str, data: Optional[bytes], check_idempotent:
                                 cacheable=False)
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
-            return _migrate_nb(data, path, mode, check_idempotent, started, fix, options)
+            return _migrate_nb(data, path, settings, started)
         try:
             text, enc = decode_source(data, path)
         except SourceDecodeError as exc:
             return error_record(path, "TS100", f"cannot decode: {exc.reason}; file left untouched",
                                 kind="python")
-        return _migrate_python(text, enc, path, mode, check_idempotent, started, fix, options)
+        return _migrate_python(text, enc, path, settings, started)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a bug must cost one file, not the run
@@ -503,20 +507,29 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                   jobs: Optional[int] = None, cache: Optional[Cache] = None,
                   progress: Optional[Progress] = None, check_idempotent: bool = False,
                   on_result: Optional[Callable[[int, FileRecord], None]] = None,
-                  fix: Sequence[str] = (), rule_options: Sequence[str] = ()) -> List[FileRecord]:
+                  fix: Sequence[str] = (), rule_options: Sequence[str] = (),
+                  settings: Optional[Settings] = None) -> List[FileRecord]:
     """:func:`process_file` for each path, in input order, using ``cache`` when given.
 
     ``fix`` and ``rule_options`` go to :func:`tapeshift.migrate.engine.pipeline.migrate_source`
-    (``fix`` and ``options``) and into the cache key.
+    (``fix`` and ``options``) and into the cache key. ``settings``, when given,
+    says all of that instead of ``mode``, ``jobs``, ``check_idempotent``, ``fix``
+    and ``rule_options`` (and, without ``cache``, where the cache is).
 
     Files are read here (once); cache hits are answered here; only misses go
     to the workers. ``on_result(index, record)`` as in :func:`run_tree`
     (called for cache hits too).
     """
+    if settings is None:
+        settings = Settings(mode=mode, options=rule_options, fix=fix, jobs=jobs,
+                            check_idempotent=check_idempotent)
+    elif cache is None and settings.cache_dir is not None:
+        cache = Cache(settings.cache_dir)
+    mode = settings.mode
     names = [str(p) for p in paths]
     records: List[Optional[FileRecord]] = [None] * len(names)
     work: List[Tuple[int, bytes, Optional[str]]] = []
-    options = _options(check_idempotent, fix, rule_options)
+    options = _options(settings.check_idempotent, settings.fix, settings.options)
 
     def deliver(i: int, r: FileRecord) -> None:
         records[i] = r
@@ -546,8 +559,7 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                     pass  # a damaged entry: migrate again
         work.append((i, data, key))
 
-    job = functools.partial(_job, mode=mode, check_idempotent=check_idempotent, fix=tuple(fix),
-                            options=tuple(rule_options))
+    job = functools.partial(_job, settings=settings)
 
     def arrived(k: int, r: FileRecord) -> None:
         i, _, key = work[k]
@@ -557,7 +569,7 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
 
     # biggest files first: the codemod's time grows with file size
     order = sorted(range(len(work)), key=lambda k: -len(work[k][1]))
-    run_tree([(names[i], data) for i, data, _ in work], job, jobs=jobs,
+    run_tree([(names[i], data) for i, data, _ in work], job, jobs=settings.jobs,
              on_crash=lambda item, exc: crash_record(item[0], exc), progress=progress,
              on_result=arrived, order=order)
     if progress is not None:
@@ -565,6 +577,5 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
     return [r for r in records if r is not None]
 
 
-def _job(item: Tuple[str, bytes], mode: str, check_idempotent: bool,
-         fix: Tuple[str, ...] = (), options: Tuple[str, ...] = ()) -> FileRecord:
-    return process_file(item[0], mode, item[1], check_idempotent, fix, options)
+def _job(item: Tuple[str, bytes], settings: Settings) -> FileRecord:
+    return process_file(item[0], data=item[1], settings=settings)

@@ -31,17 +31,17 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.metadata import MetadataWrapper
 
 from tapeshift.migrate.checks import check_module, requested_fixes
+from tapeshift.migrate.engine.libcst_speedups import active
 from tapeshift.migrate.engine.rule import (
     SCRATCH_IDENTIFIERS,
     SCRATCH_SHARED,
     TapeshiftCodemod,
     changes_of,
-    clear_tree_caches,
     findings_of,
-    api_name,
-    printed_start_positions,
-    qualified_names,
 )
+from tapeshift.migrate.engine.settings import MODES, Settings
+from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches, printed_start_positions, qualified_names
+from tapeshift.migrate.engine.toolkit.tf_names import api_name
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine import registry
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE
@@ -50,8 +50,6 @@ from tapeshift.migrate.engine.findings import REGISTRY, TS100, TS101, TS114, Cha
 from tapeshift.migrate.engine.positions import LineMap
 from tapeshift.migrate.engine.python_syntax import compile_quietly, parse
 from tapeshift.migrate.engine.screen import identifiers, may_act
-
-MODES = ("tape", "compat")
 
 # Which rules run, and in what order, each rule declares itself (its PHASE and
 # ORDER, read through tapeshift.migrate.engine.registry). Tape form: the "pre" rules
@@ -62,11 +60,6 @@ MODES = ("tape", "compat")
 # fallback ("compat"), then "compat-post" on the fallback's output. Opt-in
 # behaviours (``migrate_source(options=...)``, the command line's flags) are
 # the rules' OPTIONs (registry.options()).
-
-#: False: every rule runs as LibCST runs a codemod on its own (a copy of the
-#: tree, all its metadata resolved for it alone, every rule on every file): the
-#: reference the tests compare the shared, screened and remembered runs with.
-OPTIMIZED = True
 
 _TF_IMPORT = re.compile(r"^\s*(import\s+tensorflow|from\s+tensorflow)\b", re.M)
 
@@ -110,7 +103,7 @@ class _Tree:
             # a rule's output may hold one node in two places, which metadata
             # (one answer per node) cannot tell apart: then LibCST's copy
             self._wrapper = MetadataWrapper(
-                self._module, unsafe_skip_copy=OPTIMIZED and _each_node_once(self._module))
+                self._module, unsafe_skip_copy=active() and _each_node_once(self._module))
             self._module = self._wrapper.module
         return self._wrapper
 
@@ -164,7 +157,7 @@ class _Runner:
     def run(self, rule: Type[Codemod], tree: _Tree, shared: Optional[dict] = None):
         """(tree, findings, changes) of ``rule`` on ``tree``; the output is
         ``tree`` itself when the rule left the code as it was."""
-        if not OPTIMIZED:
+        if not active():  # reference mode: as LibCST runs a codemod on its own
             return self._alone(rule, tree, shared)
         if not may_act(rule, tree.names):
             return tree, [], []  # the file spells nothing the rule acts on
@@ -202,10 +195,7 @@ class _Runner:
         context = CodemodContext(filename=self.path)
         if shared is not None:
             context.scratch[SCRATCH_SHARED] = shared
-        codemod = rule(context)
-        codemod.KEEP_UNCHANGED = False  # LibCST's own visit
-        codemod.HEAD_IMPORTS = False  # and its AddImportsVisitor on the whole tree
-        new = codemod.transform_module(tree.raw)
+        new = rule(context).transform_module(tree.raw)
         return _Tree(new), findings_of(context), changes_of(context)
 
 
@@ -311,7 +301,8 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
 
 
 def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
-                   fix: Sequence[str] = (), options: Sequence[str] = ()) -> MigrationResult:
+                   fix: Sequence[str] = (), options: Sequence[str] = (),
+                   settings: Optional[Settings] = None) -> MigrationResult:
     """Migrate one file's text. ``mode`` is "tape" (convert, falling back per
     file) or "compat" (only the fallback). ``options`` turn on opt-in
     behaviours of the tape rules (their ``OPTION``: :func:`registry.options`).
@@ -319,7 +310,13 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     The ``tapeshift check`` rules run first and their findings join the
     report; numbers are kept (the chain-rule mistake stays as written) unless
     ``fix`` names codes whose fixes to apply before migrating.
+
+    ``settings``, when given, says all of that instead of ``mode``, ``fix`` and
+    ``options`` (and whether to run in reference mode).
     """
+    if settings is None:
+        settings = Settings(mode=mode, fix=tuple(fix), options=tuple(options))
+    mode, fix, options = settings.mode, settings.fix, settings.options
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     known_options = registry.option_names()
@@ -330,7 +327,8 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     if problem:
         raise ValueError(problem)
     try:
-        return _migrate_checked(source, path, mode, fix, options)
+        with settings.applied():
+            return _migrate_checked(source, path, mode, fix, options)
     finally:
         clear_tree_caches()  # the file's trees are done with
 
@@ -350,7 +348,7 @@ def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
     # one parse and one metadata resolution serve the checks and the rules
     tree = _Tree(module, source, parsed=True)
     checked = check_module(module, source, path, fix=fix,
-                           wrapper=tree.wrapper if OPTIMIZED else None)
+                           wrapper=tree.wrapper if active() else None)
     fixed = {id(f) for f in checked.fixed}
     notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
     if checked.changed:

@@ -41,6 +41,7 @@ import types
 import weakref
 from typing import Any
 
+from tapeshift.migrate.engine.exit_codes import ExitCode
 from tapeshift.migrate.legacy.run_legacy import LegacyImports, enable_legacy_behavior, execute_script
 
 MAX_ELEMENTS = 10_000_000
@@ -650,7 +651,7 @@ def main(argv: list[str]) -> int:
         except ImportError as exc:
             print(f"tapeshift run-legacy: TensorFlow is not installed ({exc}); "
                   "install it with: pip install 'tapeshift[tf]'", file=sys.stderr)
-            return 2
+            return ExitCode.ERROR
         enable_legacy_behavior()
         if capture is not None:
             hooks.try_install()

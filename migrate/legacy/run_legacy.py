@@ -45,6 +45,7 @@ import types
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from tapeshift.migrate.engine.exit_codes import ExitCode, standalone_main
 from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 
@@ -500,15 +501,13 @@ def run(args: argparse.Namespace) -> int:
     script = Path(args.script)
     if not script.is_file():
         print(f"tapeshift run-legacy: no such script: {script}", file=sys.stderr)
-        return 2
+        return ExitCode.ERROR
     return run_legacy(script, args.args, user_paths=args.user_path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``tapeshift run-legacy ARGS``: the command line's own parsing and exit codes."""
-    from tapeshift.migrate.commands.cli import main as cli_main
-
-    return cli_main(["run-legacy", *(sys.argv[1:] if argv is None else argv)])
+    return standalone_main("run-legacy", HELP, add_arguments, run, argv)
 
 
 __all__ = [

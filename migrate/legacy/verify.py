@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tapeshift.migrate.legacy.printed import parse_printed
-from tapeshift.migrate.commands.cli import EXIT_ERROR, EXIT_FOUND, EXIT_OK
+from tapeshift.migrate.engine.exit_codes import ExitCode, standalone_main
 from tapeshift.migrate.legacy.run_legacy import runner_command
 
 HELP = "run a legacy script (via run-legacy) and its migrated version and compare their numbers"
@@ -275,7 +275,7 @@ class VerifyReport:
 
     @property
     def exit_code(self) -> int:
-        return {"ok": EXIT_OK, "failed": EXIT_ERROR}.get(self.status, EXIT_FOUND)
+        return int({"ok": ExitCode.OK, "failed": ExitCode.ERROR}.get(self.status, ExitCode.FOUND))
 
     @property
     def ok(self) -> bool:
@@ -928,7 +928,7 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.legacy, args.new):
         if not Path(path).is_file():
             print(f"tapeshift verify: no such script: {path}", file=sys.stderr)
-            return EXIT_ERROR
+            return ExitCode.ERROR
     on_output = None
     if args.show_output:
         def on_output(role: str, stream: str, text: str) -> None:
@@ -949,9 +949,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``tapeshift verify ARGS``: the command line's own parsing and exit codes."""
-    from tapeshift.migrate.commands.cli import main as cli_main
-
-    return cli_main(["verify", *(sys.argv[1:] if argv is None else argv)])
+    return standalone_main("verify", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from typing import Optional
 import libcst as cst
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
+from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.statements import statement_children
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.engine.findings import TS109

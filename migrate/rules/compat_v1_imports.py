@@ -16,7 +16,8 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, eager_compat
 from tapeshift.migrate.engine.tf1_api import BEHAVIOUR_SWITCHES
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY

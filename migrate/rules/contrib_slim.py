@@ -18,7 +18,8 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod, code_of
+from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 from tapeshift.migrate.engine.findings import CodeInfo, Severity

@@ -60,13 +60,9 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import (
-    TapeshiftCodemod,
-    all_names,
-    code_of,
-    fresh_name,
-    tf_module_alias,
-)
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.rules.custom_gradients_ops import (
     BUILTIN_GRADIENTS,
     INPUT_KEYWORDS,

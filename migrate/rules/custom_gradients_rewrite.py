@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Tuple, Union
 import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
 
-from tapeshift.migrate.engine.rule import fresh_name
+from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 
 
 Key = Tuple  # ("str", value) or ("name", id(scope), name)

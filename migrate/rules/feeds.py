@@ -39,7 +39,10 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
-from tapeshift.migrate.engine.rule import KindMixin, TapeshiftCodemod, all_names, code_of, tf_module_alias
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells

@@ -6,7 +6,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tapeshift.migrate.engine.rule import VARIABLE_MAKERS, code_of
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS

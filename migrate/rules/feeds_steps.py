@@ -7,7 +7,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tapeshift.migrate.engine.rule import code_of, fresh_name
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, names_of
 from tapeshift.migrate.rules.session import TS107, TS113, TS116
 

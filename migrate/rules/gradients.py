@@ -26,15 +26,10 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import (
-    KindMixin,
-    TapeshiftCodemod,
-    all_names,
-    code_of,
-    fresh_name,
-    keyword_arg,
-    tf_module_alias,
-)
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
+from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.dataflow import (
     backward_slice,
     block_info,

@@ -41,7 +41,9 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of, tf_module_alias
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 

@@ -30,7 +30,9 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, all_names, code_of, fresh_name
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
 from tapeshift.migrate.rules.layers_compat_table import LEGACY_LAYERS, TF_KERAS_LEGACY_LAYERS
 from tapeshift.migrate.engine.findings import CodeInfo, Severity, TS109
 

@@ -21,7 +21,9 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, all_names, code_of, fresh_name, tf_module_alias
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.findings import TS109
 
 #: old full name -> new full name (both under ``tensorflow``).

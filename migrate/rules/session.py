@@ -22,7 +22,10 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from tapeshift.migrate.engine.registry import register_rule
-from tapeshift.migrate.engine.rule import KindMixin, TapeshiftCodemod, code_of, tf_module_alias
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity

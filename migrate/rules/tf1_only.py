@@ -15,7 +15,8 @@ from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.findings import TS109
 from tapeshift.migrate.engine.registry import handled_names, register_rule
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, code_of
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, SEEDED_INITIALIZERS, TF1_SOURCE, eager_compat

@@ -227,14 +227,10 @@ def test_a_file_whose_only_tensorflow_import_is_layers_still_disables_v2_behavio
     assert [(f.code, f.line, f.column) for f in result.findings] == [("TS124", 1, 1)]
     compile(result.output, "heads.py", "exec")
 
-@pytest.mark.parametrize("switch", [
-    "OPTIMIZED",        # every rule as LibCST runs a codemod on its own
-    "KEEP_UNCHANGED",   # LibCST's own visit, every node rebuilt
-    "FAST_NAMES",       # qualified names from LibCST's scope analysis only
-])
-def test_the_pipeline_shortcuts_change_nothing(switch, monkeypatch):
-    from tapeshift.migrate.engine import pipeline
-    from tapeshift.migrate.engine import rule as _base
+def test_the_pipeline_shortcuts_change_nothing():
+    # reference mode: every rule as LibCST runs a codemod on its own (LibCST's own
+    # visit, every node rebuilt; qualified names from LibCST's scope analysis)
+    from tapeshift.migrate.engine.settings import reference_mode
 
     sources = [(ROOT / "examples" / "layers_tf1.py").read_text(), dedent(LEGACY),
                "from tensorflow import nn, layers as L\nh = L.dense(nn.relu(x), 3)\n"]
@@ -244,10 +240,8 @@ def test_the_pipeline_shortcuts_change_nothing(switch, monkeypatch):
     fast = outcomes()
     assert all("import tf_keras.api._v1.keras.__internal__.legacy" in out or
                "from tf_keras.api._v1.keras.__internal__.legacy import" in out for out, *_ in fast)
-    owner = {"OPTIMIZED": pipeline, "KEEP_UNCHANGED": _base.TapeshiftCodemod,
-             "FAST_NAMES": _base}[switch]
-    monkeypatch.setattr(owner, switch, False)
-    assert outcomes() == fast
+    with reference_mode():
+        assert outcomes() == fast
 
 def test_ts124_is_registered_as_info_and_does_not_block_tape():
     info = REGISTRY["TS124"]

@@ -65,16 +65,15 @@ def test_codes_md_lists_every_pattern_that_stays_tf1_only():
 
 def test_pipeline_seeded_v1_initializer_blocks_tape_form_unseeded_does_not():
     """The file spells no other TF1-only name: the screen must still run the check."""
-    from tapeshift.migrate.engine import pipeline
     from tapeshift.migrate.engine.pipeline import migrate_source
+    from tapeshift.migrate.engine.settings import reference_mode
 
     seeded = ("import tensorflow as tf\n"
               "W = tf.Variable(tf.truncated_normal_initializer(stddev=0.1, seed=1)([2, 3]))\n"
               "y = tf.reduce_sum(W)\n")
     unseeded = seeded.replace(", seed=1", "")
-    for optimized in (True, False):
-        pipeline.OPTIMIZED = optimized
-        try:
+    for reference in (False, True):
+        with reference_mode(reference):
             r = migrate_source(seeded, "s.py")
             assert r.mode == "compat"
             assert [(f.code, f.line, f.column) for f in r.findings if f.code != "TS101"] \
@@ -83,8 +82,6 @@ def test_pipeline_seeded_v1_initializer_blocks_tape_form_unseeded_does_not():
             assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
             assert "tf.compat.v1.truncated_normal_initializer(stddev=0.1)([2, 3])" in r.output
             assert [(f.code, f.line, f.changes_numbers) for f in r.findings] == [("TS116", 2, True)]
-        finally:
-            pipeline.OPTIMIZED = True
 
 
 def test_pipeline_compat_v1_import_keeps_v1_logging_in_tape_form():

@@ -8,7 +8,9 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine import pipeline
-from tapeshift.migrate.engine.rule import TapeshiftCodemod, add_imports_at_head
+from tapeshift.migrate.engine.libcst_speedups import add_imports_at_head
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.settings import reference_mode
 
 HEADS = [
     "",
@@ -72,9 +74,9 @@ def test_head_only_imports_keep_the_rest_of_the_body():
     assert out.body[-2] is module.body[-2] and out.body[-1] is module.body[-1]
 
 
-def test_rules_add_imports_as_libcst_does(monkeypatch):
+def test_rules_add_imports_as_libcst_does():
     """A rule that schedules an import: the same code with the head-only run
-    and with LibCST's own (``HEAD_IMPORTS = False``)."""
+    and with LibCST's own (reference mode)."""
     class AddsImport(TapeshiftCodemod):
         def leave_Name(self, original_node, updated_node):
             if updated_node.value == "layers_here":
@@ -91,8 +93,8 @@ def test_rules_add_imports_as_libcst_does(monkeypatch):
 
     fast = run()
     assert "from tf_keras import layers as tf_layers\n" in fast
-    monkeypatch.setattr(TapeshiftCodemod, "HEAD_IMPORTS", False)
-    assert run() == fast
+    with reference_mode():
+        assert run() == fast
 
 
 def test_each_node_once():

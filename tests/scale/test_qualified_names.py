@@ -105,16 +105,16 @@ def test_nodes_not_in_the_tree_and_in_imports_are_empty():
     assert not fast[alias.asname.name] and not fast[alias.name]
 
 
-def test_migration_is_the_same_either_way(monkeypatch):
-    from tapeshift.migrate.engine import rule as _base
+def test_migration_is_the_same_either_way():
+    from tapeshift.migrate.engine.settings import reference_mode
 
     source = FAST["used in scopes"] + dedent("""\
         with tf.Session() as sess:
             print(sess.run(tf.gradients(step(tf.ones(2)), [tf.ones(2)])))
     """)
     fast = migrate_source(source, "f.py")
-    monkeypatch.setattr(_base, "FAST_NAMES", False)
-    full = migrate_source(source, "f.py")
+    with reference_mode():  # qualified names from LibCST's scope analysis (and no other shortcut)
+        full = migrate_source(source, "f.py")
     assert (fast.output, fast.mode, fast.findings, fast.changes) == \
         (full.output, full.mode, full.findings, full.changes)
     assert fast.changed

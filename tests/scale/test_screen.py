@@ -3,7 +3,7 @@
 ``tapeshift.migrate.engine.pipeline`` shares one parse and one metadata resolution between the
 check analysis and the rules, remembers what a rule gave on a tree, and skips
 rules on files that spell none of the names they act on (``tapeshift.migrate.engine.screen``).
-These tests hold it to the reference (``pipeline.OPTIMIZED = False``: every
+These tests hold it to the reference (``settings.reference_mode()``: every
 rule run as LibCST runs a codemod on its own) on the examples, the test data
 and every TensorFlow program written in the tests, and check each screen
 against the rule it stands for.
@@ -27,8 +27,10 @@ from tapeshift.migrate.rules.compat_fallback import CompatFallback
 from tapeshift.migrate.rules.keras_optimizers import V1OptimizersToKeras
 from tapeshift.migrate.rules.session import SessionToEager
 from tapeshift.migrate.checks.facts import Facts
-from tapeshift.migrate.engine import rule as base
-from tapeshift.migrate.engine.rule import SCRATCH_SHARED, TapeshiftCodemod, qualified_names
+from tapeshift.migrate.engine.settings import reference_mode
+from tapeshift.migrate.engine.toolkit.metadata import QualifiedNames
+from tapeshift.migrate.engine.rule import SCRATCH_SHARED, TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.metadata import qualified_names
 from tapeshift.migrate.engine.toolkit.names import PACKAGES, import_qualified_names
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
@@ -82,21 +84,21 @@ LEGACY = [p for p in PROGRAMS if p[0] in (
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, source", LEGACY, ids=[n for n, _ in LEGACY])
-def test_pipeline_matches_every_rule_run_alone(name, source, monkeypatch):
+def test_pipeline_matches_every_rule_run_alone(name, source):
     # the options change what the feeds rule writes, and so what the rules after it read
     runs = [("tape", registry.option_names() if "feed_dict" in source else ())]
     if "slim" in source:  # compat mode: the contrib rule's run is remembered
         runs.append(("compat", ()))
     fast = [_outcome(pipeline.migrate_source(source, name, mode, options=options))
             for mode, options in runs]
-    monkeypatch.setattr(pipeline, "OPTIMIZED", False)
-    slow = [_outcome(pipeline.migrate_source(source, name, mode, options=options))
-            for mode, options in runs]
+    with reference_mode():
+        slow = [_outcome(pipeline.migrate_source(source, name, mode, options=options))
+                for mode, options in runs]
     assert fast == slow
 
 
 @pytest.mark.parametrize("name, source", LEGACY[:1], ids=[n for n, _ in LEGACY[:1]])
-def test_plain_dispatch_is_libcst_s(name, source, monkeypatch):
+def test_plain_dispatch_is_libcst_s(name, source):
     """Rules without matcher decorators skip LibCST's matcher bookkeeping: same result."""
     def run_all():
         out = []
@@ -108,12 +110,12 @@ def test_plain_dispatch_is_libcst_s(name, source, monkeypatch):
         return out
 
     fast = run_all()
-    monkeypatch.setattr(TapeshiftCodemod, "PLAIN_DISPATCH", False)
-    assert run_all() == fast
+    with reference_mode():
+        assert run_all() == fast
 
 
 @pytest.mark.slow
-def test_kept_subtrees_change_no_rule_s_result(monkeypatch):
+def test_kept_subtrees_change_no_rule_s_result():
     """Every rule on every program: the transform that keeps unchanged nodes
     (``KEEP_UNCHANGED``) gives the code, findings and changes of LibCST's visit."""
     def run_all():
@@ -134,8 +136,8 @@ def test_kept_subtrees_change_no_rule_s_result(monkeypatch):
     changed = sum(1 for i, (code, _, _) in enumerate(fast)
                   if code != PROGRAMS[i // len(ALL_RULES)][1])
     assert changed > 100  # rules at work, not a harness that runs nothing
-    monkeypatch.setattr(TapeshiftCodemod, "KEEP_UNCHANGED", False)
-    assert run_all() == fast
+    with reference_mode():
+        assert run_all() == fast
 
 
 def test_attribute_hooks_still_run_in_plain_dispatch():
@@ -277,11 +279,11 @@ def test_the_check_analysis_is_not_run_for_words_in_docstrings(monkeypatch):
 @pytest.mark.parametrize("name, source", [p for p in PROGRAMS if p[0].startswith(("examples/",
                                                                                "tests/migrate/data"))],
                          ids=lambda v: v if "/" in str(v)[:40] else "")
-def test_qualified_names_on_demand_are_libcst_s(name, source, monkeypatch):
-    monkeypatch.setattr(base, "FAST_NAMES", False)  # the scope analysis path, every name
+def test_qualified_names_on_demand_are_libcst_s(name, source):
     module = cst.parse_module(source)
     libcst_names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
-    ours = qualified_names(MetadataWrapper(module, unsafe_skip_copy=True))
+    with reference_mode():  # the scope analysis path, every name
+        ours = qualified_names(MetadataWrapper(module, unsafe_skip_copy=True))
     for node, names in libcst_names.items():
         names = names() if callable(names) else names
         assert set(ours[node]) == set(names), (name, type(node).__name__)
@@ -298,7 +300,7 @@ def test_qualified_names_from_imports_are_libcst_s_tensorflow_names(name, source
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     fast = import_qualified_names(module, StartPositions(module))
     ours = qualified_names(wrapper)
-    assert (fast is None) == isinstance(ours, base._QualifiedNames)
+    assert (fast is None) == isinstance(ours, QualifiedNames)
     for node, names in libcst_names.items():
         names = names() if callable(names) else names
         want = {q for q in names if q.name.split(".")[0] in PACKAGES}

@@ -135,7 +135,7 @@ def test_a_module_with_other_defaults_is_printed_whole():
 def test_a_module_is_reported_where_it_starts_without_a_print():
     """A finding on the whole file (TS118) names 1:1, PositionProvider's start
     of a module, and needs no print of the file."""
-    from tapeshift.migrate.engine import rule as _base
+    from tapeshift.migrate.engine.toolkit import metadata as _base
     from tapeshift.migrate.engine.pipeline import _Runner, _Tree
     from tapeshift.migrate.rules.contrib_slim import ContribToTfSlim
 

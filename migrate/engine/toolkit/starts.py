@@ -17,75 +17,23 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Iterator, Tuple
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
-from libcst._position import CodePosition
-
+from libcst.metadata import CodePosition, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import NEWLINE_RE
 
-
-@dataclass(frozen=False)
-class _StartsState(CodegenState):
-    """A codegen state that records the token each node starts at (its index:
-    character offsets are summed once at the end, not kept token by token)."""
-
-    starts: Dict[cst.CSTNode, int] = field(default_factory=dict)
-    labels: List[cst.Name] = field(default_factory=list)
-    #: the module's own parts (header lines, statements, footer lines) -> (start, end)
-    spans: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
-    _stack: List[int] = field(default_factory=list)
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append(len(self.tokens))
-        kind = type(node)
-        if kind is cst.Attribute:
-            self.labels.append(node.attr)
-        elif kind is cst.Arg and node.keyword is not None:
-            self.labels.append(node.keyword)
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack.pop()
-        if node not in self.starts:  # a syntactic start, when recorded, wins
-            self.starts[node] = start
-        if len(self._stack) == 1:  # printed by the module itself: one of its parts
-            self.spans[node] = (start, len(self.tokens))
-
-    def record_syntactic_position(self, node: cst.CSTNode, *,
-                                  start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
-        return _Syntactic(self, node, start_node)
-
-
-class _Syntactic:
-    """``with state.record_syntactic_position(node)``: where ``node``'s own text
-    starts (a plain class: a generator-based context manager costs more, and
-    LibCST asks for one for most nodes)."""
-
-    __slots__ = ("state", "node", "start_node", "start")
-
-    def __init__(self, state: _StartsState, node: cst.CSTNode,
-                 start_node: Optional[cst.CSTNode]) -> None:
-        self.state, self.node, self.start_node = state, node, start_node
-
-    def __enter__(self) -> None:
-        self.start = len(self.state.tokens)
-
-    def __exit__(self, *exc) -> bool:
-        starts = self.state.starts
-        starts[self.node] = starts[self.start_node] if self.start_node is not None else self.start
-        return False
+from tapeshift.migrate.engine.libcst_speedups import active, print_with_starts
 
 
 class StartPositions:
     """Start positions of the nodes of one module, printed once on creation."""
 
     def __init__(self, module: cst.Module) -> None:
-        state = _StartsState(default_indent=module.default_indent,
-                             default_newline=module.default_newline)
-        module._codegen(state)
+        if not active():
+            self._from_libcst(module)
+            return
+        state = print_with_starts(module)
         self._starts = state.starts
         #: the module's code (printed here anyway)
         self.code = "".join(state.tokens)
@@ -99,6 +47,23 @@ class StartPositions:
         self._module = module
         # a module without a final newline drops its last part's (spans say where it was)
         self._spans = state.spans if module.has_trailing_newline else {}
+
+    def _from_libcst(self, module: cst.Module) -> None:
+        """The same answers from LibCST's ``PositionProvider`` (the reference)."""
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.code = module.code
+        self.labels = frozenset(
+            id(label) for node in positions
+            for label in ((node.attr,) if type(node) is cst.Attribute else
+                          (node.keyword,) if type(node) is cst.Arg and node.keyword is not None
+                          else ()))
+        self._lines = [0] + [m.end() for m in NEWLINE_RE.finditer(self.code)]
+        # offsets of each node's start, so that line_column answers as above
+        self._offsets = [self._lines[p.start.line - 1] + p.start.column
+                         for p in positions.values()]
+        self._starts = {node: i for i, node in enumerate(positions)}
+        self._module = module
+        self._spans = {}  # code_of prints the whole module
 
     def __contains__(self, node: cst.CSTNode) -> bool:
         return node in self._starts

@@ -1,7 +1,7 @@
 """Walks of a LibCST tree that do not rebuild what they leave as it was.
 
 LibCST's ``node.children`` collects a node's children by running the node's
-``_visit_and_replace_children`` with a visitor that stops at each child: it
+``_visit_and_replace_children`` (:mod:`tapeshift.migrate.engine.libcst_speedups`) with a visitor that stops at each child: it
 builds (and validates) a new copy of the node to answer, and LibCST says
 itself that this is slow. The rules' analyses walk whole trees that way, so
 over the benchmark corpus that copy was over a tenth of migrating it.
@@ -29,9 +29,11 @@ nothing under it changed (as LibCST gives it when ``visit_*`` returns False).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
+
+from tapeshift.migrate.engine.libcst_speedups import active, rebuild, visited_fields
 
 #: node class -> (the fields LibCST visits, in its order; the fields that were None
 #: and not visited in every instance learnt from: LibCST may visit some of them
@@ -39,30 +41,8 @@ import libcst as cst
 _FIELDS: Dict[type, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
 
 
-class _FieldRecorder(cst.CSTVisitor):
-    """Notes the fields LibCST visits on a node, without going into them."""
-
-    def __init__(self) -> None:
-        self.fields: List[str] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return False
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        self.fields.append(attribute)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-
-def _visited(node: cst.CSTNode) -> List[str]:
-    recorder = _FieldRecorder()
-    node._visit_and_replace_children(recorder)
-    return recorder.fields
-
-
 def _learn(node: cst.CSTNode, known=None) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
-    fields = _visited(node)
+    fields = visited_fields(node)
     unset = [f.name for f in dataclasses.fields(node)
              if getattr(node, f.name) is None and f.name not in fields]
     if known is not None:  # what earlier instances showed, merged in
@@ -95,7 +75,7 @@ def _skipped_when_none(node: cst.CSTNode, name: str) -> bool:
     try:
         return _SKIPPED_WHEN_NONE[key]
     except KeyError:
-        skipped = _SKIPPED_WHEN_NONE[key] = name not in _visited(node)
+        skipped = _SKIPPED_WHEN_NONE[key] = name not in visited_fields(node)
         return skipped
 
 
@@ -122,6 +102,8 @@ _valid_result = instance_test((cst.CSTNode, cst.RemovalSentinel, cst.FlattenSent
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the nodes directly under ``node``, in source order."""
+    if not active():  # the reference: LibCST's own answer
+        return list(node.children)
     out: List[cst.CSTNode] = []
     for name in _fields(node):
         value = getattr(node, name)
@@ -165,26 +147,6 @@ def nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(node))
 
 
-class _Replay(cst.CSTTransformer):
-    """Hands LibCST a node's children as already visited, so that LibCST builds
-    the new node from them with its own rules for each field."""
-
-    def __init__(self, results: Sequence[object]) -> None:
-        self._results = iter(results)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return False
-
-    def on_leave(self, original_node, updated_node):
-        return next(self._results)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-
 Visited = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 
 
@@ -222,7 +184,7 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
                         changed = changed or new is not child
                 if attributes:
                     leave_attribute(node, name)
-            updated = node._visit_and_replace_children(_Replay(results)) if changed else node
+            updated = rebuild(node, results) if changed else node
         else:
             updated = node
         result = on_leave(node, updated)

@@ -1,0 +1,321 @@
+"""Every use of LibCST's internals, in one place, and the switch that turns them off.
+
+The engine is fast because it does less than LibCST does on its own, and some
+of that needs LibCST's private names (anything spelled with a leading
+underscore, and the codegen state's internals):
+
+* a node's fields, in the order LibCST visits them, and a node rebuilt from
+  children already visited (``CSTNode._visit_and_replace_children``), for the
+  walks and the transform that keeps unchanged nodes
+  (:mod:`tapeshift.migrate.engine.toolkit.walk`);
+* the module printed once with a codegen state that records where each node
+  starts (``CodegenState``, ``Module._codegen``), for positions and for
+  printing a rule's output from its input's text
+  (:mod:`tapeshift.migrate.engine.toolkit.starts`);
+* ``AddImportsVisitor`` run on the head of the module only (its
+  ``_skip_first`` and ``_GatherTopImportsBeforeStatements``), and LibCST's
+  scan of a visitor for matcher decorators made once per class (the
+  ``_matchers`` / ``_extra_*_funcs`` it leaves, its ``_gather_constructed_*``);
+* the two ``Codemod`` methods the base class overrides
+  (``_handle_metadata_reference``: metadata shared between rules;
+  ``_instantiate_and_run``: the head-only imports).
+
+None of it is LibCST's public API, so a LibCST release may change any of it.
+:func:`active` is the one switch every shortcut reads: False in reference mode
+(:mod:`tapeshift.migrate.engine.settings`) and on a LibCST version outside
+:data:`TESTED` (the range the corpus was compared on, byte for byte, with
+reference mode), where the engine runs as plain LibCST: correct, slower.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from tapeshift.migrate.engine import settings
+
+#: LibCST minor versions (major, minor) the shortcuts were tested with: the
+#: test suite and the corpus byte-compared with reference mode (keep in step
+#: with ``install_requires`` in setup.cfg)
+TESTED = ((1, 8), (1, 9))
+
+
+def supported(version: str) -> bool:
+    """``version`` (LibCST's ``__version__``) is one of :data:`TESTED`."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return match is not None and (int(match[1]), int(match[2])) in TESTED
+
+
+def _installed_version() -> str:
+    try:
+        return importlib.metadata.version("libcst")
+    except importlib.metadata.PackageNotFoundError:  # not installed as a distribution
+        return ""
+
+
+#: the LibCST installed, as its distribution says (the package has no __version__)
+LIBCST_VERSION = _installed_version()
+#: the installed LibCST is one the shortcuts were tested with
+SUPPORTED = supported(LIBCST_VERSION)
+
+if SUPPORTED:
+    # imported only where they are known to exist
+    from libcst._nodes.internal import CodegenState
+    from libcst.codemod.visitors._add_imports import _GatherTopImportsBeforeStatements, _skip_first
+    from libcst.matchers import _visitors as _matcher_visitors
+else:  # pragma: no cover - an untested LibCST: reference mode, nothing of this is used
+    CodegenState = object
+    _GatherTopImportsBeforeStatements = _skip_first = _matcher_visitors = None
+
+
+def active() -> bool:
+    """The shortcuts are in use: a tested LibCST, and reference mode is off."""
+    return SUPPORTED and not settings.reference()
+
+
+# -- a node's fields -----------------------------------------------------------
+class _FieldRecorder(cst.CSTVisitor):
+    """Notes the fields LibCST visits on a node, without going into them."""
+
+    def __init__(self) -> None:
+        self.fields: List[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+def visited_fields(node: cst.CSTNode) -> List[str]:
+    """The fields of ``node`` LibCST visits, in its order."""
+    recorder = _FieldRecorder()
+    node._visit_and_replace_children(recorder)
+    return recorder.fields
+
+
+class _Replay(cst.CSTTransformer):
+    """Hands LibCST a node's children as already visited, so that LibCST builds
+    the new node from them with its own rules for each field."""
+
+    def __init__(self, results: Sequence[object]) -> None:
+        self._results = iter(results)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node, updated_node):
+        return next(self._results)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+def rebuild(node: cst.CSTNode, results: Sequence[object]) -> cst.CSTNode:
+    """``node`` built again by LibCST from ``results``: its visited children
+    (nodes, removals, flattenings), in the order of :func:`visited_fields`."""
+    return node._visit_and_replace_children(_Replay(results))
+
+
+# -- where each node starts ---------------------------------------------------------
+@dataclass(frozen=False)
+class _StartsState(CodegenState):
+    """A codegen state that records the token each node starts at (its index:
+    character offsets are summed once at the end, not kept token by token)."""
+
+    starts: Dict[cst.CSTNode, int] = field(default_factory=dict)
+    labels: List[cst.Name] = field(default_factory=list)
+    #: the module's own parts (header lines, statements, footer lines) -> (start, end)
+    spans: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
+    _stack: List[int] = field(default_factory=list)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append(len(self.tokens))
+        kind = type(node)
+        if kind is cst.Attribute:
+            self.labels.append(node.attr)
+        elif kind is cst.Arg and node.keyword is not None:
+            self.labels.append(node.keyword)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._stack.pop()
+        if node not in self.starts:  # a syntactic start, when recorded, wins
+            self.starts[node] = start
+        if len(self._stack) == 1:  # printed by the module itself: one of its parts
+            self.spans[node] = (start, len(self.tokens))
+
+    def record_syntactic_position(self, node: cst.CSTNode, *,
+                                  start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
+        return _Syntactic(self, node, start_node)
+
+
+class _Syntactic:
+    """``with state.record_syntactic_position(node)``: where ``node``'s own text
+    starts (a plain class: a generator-based context manager costs more, and
+    LibCST asks for one for most nodes)."""
+
+    __slots__ = ("state", "node", "start_node", "start")
+
+    def __init__(self, state: _StartsState, node: cst.CSTNode,
+                 start_node: Optional[cst.CSTNode]) -> None:
+        self.state, self.node, self.start_node = state, node, start_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc) -> bool:
+        starts = self.state.starts
+        starts[self.node] = starts[self.start_node] if self.start_node is not None else self.start
+        return False
+
+
+@dataclass
+class Printed:
+    """What :func:`print_with_starts` records while it prints a module."""
+
+    tokens: List[str]
+    #: node -> index of the token it starts at
+    starts: Dict[cst.CSTNode, int]
+    #: the Name nodes that label (``x.attr``, ``f(keyword=...)``), in print order
+    labels: List[cst.Name]
+    #: the module's own parts -> (first token, end token)
+    spans: Dict[cst.CSTNode, Tuple[int, int]]
+
+
+def print_with_starts(module: cst.Module) -> Printed:
+    """Print ``module`` once, recording where each node starts (the rules of
+    LibCST's ``PositionProvider``: a node's syntactic start where its codegen
+    records one, or the ``start_node`` it names, else where its whitespace
+    starts)."""
+    state = _StartsState(default_indent=module.default_indent,
+                         default_newline=module.default_newline)
+    module._codegen(state)
+    return Printed(state.tokens, state.starts, state.labels, state.spans)
+
+
+# -- imports added on the head of the module -----------------------------------------
+def _single_import(statement: cst.CSTNode) -> bool:
+    """``m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])``, what
+    LibCST's AddImportsVisitor takes as a line of the module's import block."""
+    return (type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
+            and type(statement.body[0]) in (cst.Import, cst.ImportFrom))
+
+
+def add_imports_at_head(context: CodemodContext, module: cst.Module) -> cst.Module:
+    """What LibCST's ``AddImportsVisitor`` (scheduled in ``context``) makes of
+    ``module``, run on its head only.
+
+    That visitor reads and changes nothing but the top of the module: a first
+    docstring or ``__strict__`` line (``_skip_first``), the block of one-import
+    lines after it (the only imports it merges names into: its gatherer and its
+    ``leave_ImportFrom`` take ``original_node in all_imports`` of that block),
+    the place after that block where it inserts, and the first statement after
+    it (which may get an empty line before it). Its pass over the rest of the
+    tree, on a deep copy, rebuilds every node without changing one. So it runs
+    on a module of those head statements (the module's own header, newline and
+    indent: the parse config of the statements it adds) and the rest of the
+    body follows unchanged, the same nodes as before: the same code, printed
+    from the input's where unchanged (``StartPositions.code_of``).
+    """
+    body = module.body
+    # _skip_first matches the first statement (then any): the same on a one-statement module
+    start = 1 if _skip_first(module.with_changes(body=body[:1])) else 0
+    end = start
+    while end < len(body) and _single_import(body[end]):
+        end += 1
+    head = min(end + 1, len(body))  # and the statement after the block
+    if head == len(body):
+        return AddImportsVisitor(context).transform_module(module)
+    top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
+    return module.with_changes(body=(*top.body, *body[head:]))
+
+
+# -- matcher decorators ---------------------------------------------------------------
+def init_without_matcher_scan(codemod, context: CodemodContext) -> None:
+    """What LibCST's ``MatcherDecoratableTransformer.__init__`` leaves on an
+    instance of a class without matcher decorators, without its look at every
+    attribute (``dir()``) for them: over 10 ms per rule and file."""
+    from libcst.codemod import Codemod
+
+    Codemod.__init__(codemod, context)
+    codemod._matchers = {}
+    codemod._extra_visit_funcs = {}
+    codemod._extra_leave_funcs = {}
+
+
+def has_matcher_decorators(visitor) -> bool:
+    """A visitor LibCST's ``__init__`` scanned has a matcher decorator
+    (``@m.visit``, ``@m.leave``, ``@m.call_if_inside`` ...)."""
+    return bool(visitor._matchers or visitor._extra_visit_funcs or visitor._extra_leave_funcs)
+
+
+#: (exact class, kind) -> what the scan found the first time
+_SCANNED: dict = {}
+
+
+def _scan_once(kind: str, scan: Callable, classes: tuple):
+    """LibCST's scan for decorated methods, for ``classes`` (without matcher
+    decorators; the scan costs about 20 ms per instance) done once per class."""
+    def gather(obj):
+        cls = type(obj)
+        if cls not in classes or not active():
+            return scan(obj)
+        found = _SCANNED.get((cls, kind))
+        if found is None:
+            found = _SCANNED[(cls, kind)] = scan(obj)
+        if found:  # decorated after all: bound to this instance, scan it
+            return scan(obj)
+        return {}
+    gather.__wrapped__ = scan
+    return gather
+
+
+if SUPPORTED and hasattr(_matcher_visitors, "_gather_constructed_visit_funcs") and \
+        hasattr(_matcher_visitors, "_gather_constructed_leave_funcs"):
+    # LibCST's import visitors, which each AddImportsVisitor run builds
+    _NO_MATCHER_SCAN = (AddImportsVisitor, _GatherTopImportsBeforeStatements)
+    _matcher_visitors._gather_constructed_visit_funcs = _scan_once(
+        "visit", _matcher_visitors._gather_constructed_visit_funcs, _NO_MATCHER_SCAN)
+    _matcher_visitors._gather_constructed_leave_funcs = _scan_once(
+        "leave", _matcher_visitors._gather_constructed_leave_funcs, _NO_MATCHER_SCAN)
+
+
+# -- the Codemod methods the base class overrides --------------------------------------
+class CodemodOverrides:
+    """The private ``Codemod`` methods :class:`tapeshift.migrate.engine.rule.TapeshiftCodemod`
+    overrides (listed before LibCST's class among its bases). Each does what
+    LibCST does unless :func:`active`."""
+
+    def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
+        # LibCST's ContextAwareTransformer.transform_module runs the scheduled
+        # AddImportsVisitor / RemoveImportsVisitor through this
+        if transform is AddImportsVisitor and active():
+            return add_imports_at_head(self.context, tree)
+        return super()._instantiate_and_run(transform, tree)
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        # LibCST's Codemod.transform_module gets the tree it transforms from here
+        # (by default: a deep copy of ``module`` in a new MetadataWrapper); the
+        # caller's wrapper of that very tree is used instead (its metadata shared)
+        wrapper = self.context.wrapper
+        if wrapper is None or wrapper.module is not module or not active():
+            with super()._handle_metadata_reference(module) as tree:
+                yield tree
+            return
+        with self.resolve(wrapper):
+            yield module

@@ -1,0 +1,99 @@
+"""What a name holds, per name of a module: "variable", "tensor", "list", "tuple" or "unknown".
+
+A rule that turns ``tf.gradients`` into a tape must know which names hold
+variables (a tape watches trainable variables by itself), which hold tensors
+(``tape.watch``) and which hold lists of them. The answer is read from the
+module's assignments, in the order they are written, and from the TensorFlow
+call that made each value; anything else is "unknown".
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.walk import walk
+
+VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
+LIST_MAKERS = frozenset({
+    "gradients", "hessians", "trainable_variables", "global_variables",
+    "local_variables", "model_variables", "all_variables", "get_collection",
+    "unstack", "split", "meshgrid", "tuple", "dynamic_partition",
+})
+#: TF names whose value is not a tensor (no ``.numpy()``).
+NON_TENSOR = frozenset({
+    "Session", "InteractiveSession", "Graph", "GradientTape", "global_variables_initializer",
+    "initialize_all_variables", "local_variables_initializer", "variables_initializer",
+    "initialize_variables", "float32", "float64", "int32", "int64", "bool", "TensorShape",
+    "shape",
+})
+
+
+class KindMixin:
+    """Infer, per name, what kind of value a module-level or local name holds."""
+
+    def expr_kind(self, expr: cst.BaseExpression, kinds: dict) -> str:
+        if isinstance(expr, cst.Call):
+            name = self.tf_api_name(expr.func)
+            if name is None:
+                return "unknown"
+            if name in VARIABLE_MAKERS:
+                # a tape watches trainable variables only: anything else is a
+                # plain tensor to it (and gets tape.watch)
+                for arg in expr.args:
+                    if arg.keyword is not None and arg.keyword.value == "trainable" \
+                            and not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+                        return "tensor"
+                if len(expr.args) > 1 and all(a.keyword is None for a in expr.args[:2]):
+                    return "tensor"  # tf.Variable(value, trainable_flag, ...) positional
+                return "variable"
+            if name in LIST_MAKERS:
+                return "list"
+            if name in NON_TENSOR or "." in name and name.split(".")[0] in ("train", "summary"):
+                return "unknown"
+            return "tensor"
+        if isinstance(expr, cst.Subscript):
+            base = self.expr_kind(expr.value, kinds)
+            return "tensor" if base in ("tensor", "variable", "list") else "unknown"
+        if isinstance(expr, cst.BinaryOperation):
+            kl = self.expr_kind(expr.left, kinds)
+            kr = self.expr_kind(expr.right, kinds)
+            if "list" in (kl, kr) or "tuple" in (kl, kr):
+                return "unknown"
+            return "tensor" if {kl, kr} & {"tensor", "variable"} else "unknown"
+        if isinstance(expr, cst.UnaryOperation):
+            k = self.expr_kind(expr.expression, kinds)
+            return "tensor" if k in ("tensor", "variable") else "unknown"
+        if isinstance(expr, cst.Name):
+            return kinds.get(expr.value, "unknown")
+        if isinstance(expr, cst.List):
+            return "list"
+        if isinstance(expr, cst.Tuple):
+            return "tuple"
+        return "unknown"
+
+    def infer_kinds(self, module: cst.Module):
+        """(kinds, list_elements) for every name assigned in the module."""
+        kinds: dict = {}
+        elements: dict = {}
+        for node, _ in walk(module):  # assignments in the order they are written
+            if type(node) is not cst.Assign or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                kind = self.expr_kind(node.value, kinds)
+                name = target.value
+                if name in kinds and kinds[name] != kind:
+                    kind = "unknown"
+                kinds[name] = kind
+                if isinstance(node.value, cst.List) and all(
+                        isinstance(e.value, cst.Name) for e in node.value.elements):
+                    elements[name] = [e.value.value for e in node.value.elements]
+                else:
+                    elements.pop(name, None)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                # g1, g2 = tf.gradients(l, [a, b]) -> elements are tensors
+                vk = self.expr_kind(node.value, kinds)
+                for el in target.elements:
+                    if isinstance(el.value, cst.Name):
+                        kinds[el.value.value] = "tensor" if vk == "list" else "unknown"
+        return kinds, elements
