@@ -117,22 +117,12 @@ def test_the_graph_sees_imports_inside_functions():
     assert _cycle({"a": {"b"}, "b": set()}) == []
 
 
-#: edges left out of the cycle test, each with why. The codes registry loads
-#: the modules that register codes by name (``findings.CODE_MODULES``), and
-#: those import the registry: the registry rework (issue #22, item 1) replaces
-#: this; the test below fails once an edge here is gone, so the entry goes too.
-ALLOWED = {("tapeshift.migrate.engine.findings", "tapeshift.migrate.checks.codes"),
-           ("tapeshift.migrate.engine.findings", "tapeshift.migrate.checks")}  # its package
-
-
 def test_no_import_cycle():
     # a package's own modules importing their package (__init__) is how Python
     # runs them, not a cycle of the code: those edges are left out
-    graph = {name: {t for t in targets if t not in _ancestors_of(name)
-                    and (name, t) not in ALLOWED}
+    graph = {name: {t for t in targets if t not in _ancestors_of(name)}
              for name, targets in GRAPH.items()}
     assert _cycle(graph) == []
-    assert all(target in GRAPH[name] for name, target in ALLOWED)
 
 
 def test_no_package_imports_another_package_s_underscore_module():

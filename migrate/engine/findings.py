@@ -14,15 +14,16 @@ Where codes are declared:
 
 A code is registered exactly once (:func:`register`). Reading a code that is
 not registered yet loads every module that declares codes
-(:func:`load_all_codes`): a process that only prints findings made elsewhere
-(a worker's) has not imported the rules.
+(:func:`load_all_codes`, through the loader ``tapeshift.migrate.engine.registry``
+adds): a process that only prints findings made elsewhere (a worker's) has not
+imported the rules. ``docs/codes.md`` is rendered by the registry.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Dict, Iterator, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 
 class Severity(str, enum.Enum):
@@ -111,31 +112,26 @@ class _Codes(dict):
 
 REGISTRY: Dict[str, CodeInfo] = _Codes()
 
-#: Modules that declare codes besides this one and the rules (which
-#: ``tapeshift.migrate.engine.registry`` finds).
-CODE_MODULES = ("tapeshift.migrate.checks.codes",)
-
+#: Functions that import every module declaring codes: the registry adds its
+#: own when it is imported (this module imports nothing of the layers above it).
+_LOADERS: List[Callable[[], None]] = []
 _loading = False
 
 
-def load_all_codes() -> Dict[str, CodeInfo]:
-    """Import every module that declares codes (the rules included); return the registry."""
-    global _loading
-    import importlib
+def add_code_loader(load: Callable[[], None]) -> None:
+    """Have ``load`` run the first time a code that is not registered is read."""
+    _LOADERS.append(load)
 
+
+def load_all_codes() -> Dict[str, CodeInfo]:
+    """Import every module that declares codes (through the loaders); return the registry."""
+    global _loading
     if _loading:
         return REGISTRY
     _loading = True
     try:
-        for name in CODE_MODULES:
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError as exc:  # a partial install: only what is there
-                if exc.name is None or not name.startswith(exc.name):
-                    raise
-        from tapeshift.migrate.engine import registry  # the rules: they import this module
-
-        registry.load()
+        for load in list(_LOADERS):
+            load()
     finally:
         _loading = False
     return REGISTRY
@@ -404,51 +400,3 @@ class Change:
     def to_dict(self) -> dict:
         return {"rule": self.rule, "path": self.path, "line": self.line,
                 "column": self.column, "description": self.description}
-
-
-def codes_markdown(prefix: str = "") -> str:
-    """``docs/codes.md``, rendered from the registry (a test keeps them equal)."""
-    out = [
-        "# Finding codes",
-        "",
-        "Every code tapeshift reports, from the one registry in `migrate/engine/findings.py`.",
-        "This file is generated: `python -c \"from tapeshift.migrate.engine.findings import codes_markdown; "
-        "print(codes_markdown(), end='')\" > docs/codes.md`.",
-        "",
-        "Severity: `error` (the file was not processed, the codemod failed on it, an override could not be mapped, or a number is wrong), `warning` (a rewrite was not "
-        "made; the file fell back to compat mode), `info` (the rewrite was made; worth "
-        "knowing). *Blocks tape form*: while such a finding stands, `tapeshift migrate` "
-        "migrates the file in compat mode.",
-        "",
-        "| code | name | severity | summary |",
-        "|---|---|---|---|",
-    ]
-    load_all_codes()
-    infos = list(iter_codes(prefix))
-    for i in infos:
-        out.append(f"| [{i.code}](#{i.code.lower()}-{i.name}) | `{i.name}` | {i.severity.value} | {i.summary} |")
-    for i in infos:
-        out += [
-            "",
-            f"## {i.code} {i.name}",
-            "",
-            f"Severity: {i.severity.value}. Blocks tape form: {'yes' if i.blocks_tape else 'no'}.",
-            "",
-            f"**What it does.** {i.what}",
-            "",
-            f"**Why.** {i.why}",
-            "",
-            "**Example.**",
-            "",
-            "```python",
-            i.example,
-            "```",
-            "",
-            "**Use instead.**",
-            "",
-            (f"```python\n{i.use_instead}\n```" if "\n" in i.use_instead or i.use_instead.startswith(("import", "def", "@", "tape."))
-             else i.use_instead),
-            "",
-            f"**Fix safety.** {i.fix_safety}",
-        ]
-    return "\n".join(out) + "\n"

@@ -55,6 +55,8 @@ PHASES = ("pre", "tape", "check", "check-after", "compat-pre", "compat", "compat
 
 #: The package whose modules hold the rules.
 RULE_PACKAGE = "tapeshift.migrate.rules"
+#: Modules that declare codes besides the engine's findings and the rules.
+CODE_MODULES = ("tapeshift.migrate.checks.codes",)
 
 _ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")
 # Ids reports printed before ids were kebab-case: kept so that no output changes.
@@ -109,11 +111,18 @@ def unregister_rule(rule: Rule) -> None:
 
 
 def load() -> None:
-    """Import every module of :data:`RULE_PACKAGE` (their rules register themselves)."""
+    """Import every module of :data:`RULE_PACKAGE` (their rules register
+    themselves) and the other modules that declare codes."""
     global _loaded
     if _loaded:
         return
     _loaded = True
+    for name in CODE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a partial install: only what is there
+            if exc.name is None or not name.startswith(exc.name):
+                raise
     package = importlib.import_module(RULE_PACKAGE)
     for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         importlib.import_module(f"{RULE_PACKAGE}.{module.name}")
@@ -164,3 +173,54 @@ def _changed() -> None:
 def ids() -> Iterable[str]:
     load()
     return tuple(_RULES)
+
+
+def codes_markdown(prefix: str = "") -> str:
+    """``docs/codes.md``, rendered from the registry (a test keeps them equal)."""
+    out = [
+        "# Finding codes",
+        "",
+        "Every code tapeshift reports, from the one registry of codes (`migrate/engine/findings.py`, filled by the rules).",
+        "This file is generated: `python -c \"from tapeshift.migrate.engine.registry import codes_markdown; "
+        "print(codes_markdown(), end='')\" > docs/codes.md`.",
+        "",
+        "Severity: `error` (the file was not processed, the codemod failed on it, an override could not be mapped, or a number is wrong), `warning` (a rewrite was not "
+        "made; the file fell back to compat mode), `info` (the rewrite was made; worth "
+        "knowing). *Blocks tape form*: while such a finding stands, `tapeshift migrate` "
+        "migrates the file in compat mode.",
+        "",
+        "| code | name | severity | summary |",
+        "|---|---|---|---|",
+    ]
+    load()
+    infos = list(findings.iter_codes(prefix))
+    for i in infos:
+        out.append(f"| [{i.code}](#{i.code.lower()}-{i.name}) | `{i.name}` | {i.severity.value} | {i.summary} |")
+    for i in infos:
+        out += [
+            "",
+            f"## {i.code} {i.name}",
+            "",
+            f"Severity: {i.severity.value}. Blocks tape form: {'yes' if i.blocks_tape else 'no'}.",
+            "",
+            f"**What it does.** {i.what}",
+            "",
+            f"**Why.** {i.why}",
+            "",
+            "**Example.**",
+            "",
+            "```python",
+            i.example,
+            "```",
+            "",
+            "**Use instead.**",
+            "",
+            (f"```python\n{i.use_instead}\n```" if "\n" in i.use_instead or i.use_instead.startswith(("import", "def", "@", "tape."))
+             else i.use_instead),
+            "",
+            f"**Fix safety.** {i.fix_safety}",
+        ]
+    return "\n".join(out) + "\n"
+
+
+findings.add_code_loader(load)

@@ -14,7 +14,7 @@ nothing, never skip one that has work).
 spell for the rule to change, report or share anything; None when the rule
 is always run. Each rule declares them itself, in its ``SCREEN_NAMES`` class
 attribute (``TapeshiftCodemod.SCREEN_NAMES``; a function returning them where
-they depend on the other rules), and ``tests/scale/test_screen.py`` checks
+they depend on the other rules), and ``tests/migrate/engine/test_screen.py`` checks
 them (and that a screened-out rule never has anything to do on the examples,
 the test data and the programs written in the tests).
 """

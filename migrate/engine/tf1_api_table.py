@@ -1,6 +1,6 @@
 """TF1-only API names: in ``tf.compat.v1`` but not in TF2 ``tf`` (TensorFlow 2.21).
 
-Generated from the installed TensorFlow by ``tests/migrate/test_tables.py``
+Generated from the installed TensorFlow by ``tests/migrate/rules/test_tables.py``
 (``regenerate_tf1_only``); a test checks it still matches. Dotted entries are
 ``module.member`` where the module exists in both APIs but the member does not.
 """

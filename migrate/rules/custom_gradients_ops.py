@@ -3,7 +3,7 @@
 ``gradient_override_map({"Relu": "GuidedRelu"})`` keys on *op types*; the code
 calls *functions*. This table says which op type each function builds, keyed
 by API name (the part after ``tensorflow.`` / ``tensorflow.compat.v1.``).
-``tests/migrate/test_custom_gradients.py`` builds every entry in a graph on
+``tests/migrate/rules/test_custom_gradients.py`` builds every entry in a graph on
 the installed TensorFlow and checks the op types it creates.
 
 :data:`OVERRIDABLE` are the unary ops whose override the codemod rewrites: each

@@ -6,7 +6,7 @@ rule maps them to Keras, with TF1's defaults passed explicitly where Keras'
 differ, and reports (TS119) every place where the Keras update is not the same
 computation. Measured on TensorFlow 2.21 / Keras 3.15, 30 steps of a linear
 least-squares fit at learning rate 0.05 (Adadelta 1.0), TF1 vs Keras with the
-arguments below; tests/migrate/test_keras_optimizers.py measures every verdict:
+arguments below; tests/migrate/rules/test_keras_optimizers.py measures every verdict:
 
 ==========================  ========================  =============================
 TF1                         Keras                     numbers (max relative diff)

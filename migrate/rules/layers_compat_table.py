@@ -1,5 +1,5 @@
 """Names of TF1's ``tf.layers`` that tf-keras provides (generated from tf-keras
-2.21.0; ``tests/migrate/test_layers_compat.py`` checks them against the
+2.21.0; ``tests/migrate/rules/test_layers_compat.py`` checks them against the
 installed package). tf-keras 2.15.0, the oldest the ``tf`` extra allows, has
 the same module with the same names.
 

@@ -120,7 +120,7 @@ EAGER_COMPAT = frozenset({
 })
 #: TF1-only names whose TF2 name is bound to the very same Python object in
 #: TensorFlow (``tf.compat.v1.<old> is tf.<new>``, checked by
-#: tests/migrate/test_tables.py): the same function, so the same defaults and the
+#: tests/migrate/rules/test_tables.py): the same function, so the same defaults and the
 #: same numbers. Only stateless, deterministic ones: an op with a side effect or a
 #: random stream runs at once in eager code but only when fetched in a graph, so
 #: the queues, ``write_file``, ``train.write_graph``, ``train.Server``,
@@ -212,7 +212,7 @@ IDENTICAL: Dict[str, str] = {
 RENAMES.update({f"tensorflow.{old}": f"tensorflow.{new}" for old, new in IDENTICAL.items()})
 
 #: ``tf.compat.v1`` names added to :data:`EAGER_COMPAT` by the TS109 audit
-#: (issue #17): each runs eagerly with TF1's semantics; tests/migrate/test_tf1_audit.py
+#: (issue #17): each runs eagerly with TF1's semantics; tests/migrate/rules/test_tf1_audit.py
 #: runs them eagerly against a v1 graph.
 #:
 #: * ``logging.*``: Python's logging behind TensorFlow's logger; no graph, no numbers.
@@ -243,7 +243,7 @@ AUDITED_EAGER_COMPAT = frozenset({
         "softmax_cross_entropy", "sparse_softmax_cross_entropy")),
 })
 #: v1 initialiser -> index of its ``seed`` parameter (checked against the installed
-#: signatures by tests/migrate/test_tables.py). Eager TF2 draws another stream
+#: signatures by tests/migrate/rules/test_tables.py). Eager TF2 draws another stream
 #: from an op seed than a v1 graph (each call of a seeded eager op advances one
 #: kernel's state; each graph op has its own): such a call blocks tape form (TS113).
 SEEDED_INITIALIZERS: Dict[str, int] = {

@@ -170,7 +170,7 @@ class TF1OnlyNamesLeft(TF1OnlyNames):
 
 #: What stays TF1-only after the TS109 audit (issue #17), by reason: every name
 #: of TF1_ONLY that no rule converts matches one pattern here (``*`` ends a
-#: prefix); tests/migrate/test_tf1_audit_table.py checks that, and that
+#: prefix); tests/migrate/rules/test_tf1_audit_table.py checks that, and that
 #: docs/codes.md (TS109) lists each pattern.
 TRULY_TF1_ONLY = {
     "variable store and scopes (another part of issue #17)": (

@@ -28,7 +28,7 @@ TensorFlow alias could mean anything else somewhere:
 
 Nodes in import statements, attribute and keyword names (``x.tf``,
 ``f(tf=1)``) and nodes not in the tree read as empty, as LibCST gives them no
-scope. ``tests/scale/test_qualified_names.py`` compares every
+scope. ``tests/migrate/engine/toolkit/test_names.py`` compares every
 node's answer with LibCST's.
 """
 

@@ -11,7 +11,7 @@ node's fields: which fields hold children, and in which order, is learnt
 from LibCST itself (the fields its ``_visit_and_replace_children`` visits,
 in that order), once per node class and again for a field first seen set,
 so it follows LibCST's node definitions instead of restating them.
-``tests/scale/test_walk.py`` compares it with ``node.children`` on every node
+``tests/migrate/engine/toolkit/test_walk.py`` compares it with ``node.children`` on every node
 of the examples, the test programs and generated programs.
 
 :func:`transform` is ``node.visit(transformer)`` without the rebuilding: LibCST

@@ -10,7 +10,7 @@ import pytest
 from tapeshift.migrate.legacy import verify
 from tapeshift.migrate.legacy.verify import run_captured, verify_sources
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 
 

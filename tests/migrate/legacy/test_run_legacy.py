@@ -21,7 +21,7 @@ from tapeshift.migrate.legacy.run_legacy import (
     execute_script,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REFERENCE_TF1 = ROOT / "examples" / "reference_tf1.py"
 
 

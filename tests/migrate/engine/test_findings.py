@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from tapeshift.migrate.engine.registry import codes_markdown
 from tapeshift.migrate.engine.findings import (
     REGISTRY,
     Severity,
-    codes_markdown,
     load_all_codes,
     make_finding,
     register,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_codes_are_well_formed_and_documented():

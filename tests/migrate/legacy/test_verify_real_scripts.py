@@ -130,7 +130,7 @@ def test_unseeded_numpy_is_named_as_the_cause_and_seed_fixes_it(migrated):
     assert "MISMATCH (unseeded numpy)" in text
     # the first unseeded draw, by file and line, in both runs
     assert f"legacy: np.random.rand at {legacy_path}:5" in text or \
-        "legacy: np.random.rand at tests/legacy/data/real_scripts/numpy_linreg_tf1.py:5" in text, text
+        "legacy: np.random.rand at tests/migrate/legacy/data/real_scripts/numpy_linreg_tf1.py:5" in text, text
     assert f"new: np.random.rand at {new_path}:5" in text, text
     assert "--seed N" in text
 

@@ -26,7 +26,7 @@ from tapeshift.migrate.engine.batch import migrate_files
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.engine.settings import Settings, reference_mode
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SOURCE = (ROOT / "examples" / "reference_tf1.py").read_text()
 
 

@@ -14,7 +14,7 @@ import pytest
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.legacy.verify import verify_sources
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 #: example -> printed lines it must compare (one per training step at least)
 PROGRAMS = {
     "linear_regression": 20,   # 20 steps + the final loss

@@ -9,7 +9,8 @@ import pytest
 
 from tapeshift.migrate.commands import migrate as command
 from tapeshift.migrate.engine import registry
-from tapeshift.migrate.engine.findings import REGISTRY, CodeInfo, Severity, codes_markdown
+from tapeshift.migrate.engine.findings import REGISTRY, CodeInfo, Severity
+from tapeshift.migrate.engine.registry import codes_markdown
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.engine.registry import RuleOption, register_rule, unregister_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, transform_module, walk
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 FILES = [f for f in (sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate").rglob("*.py"))
                      + sorted((ROOT / "tests").rglob("*.py"))[:40]) if f.stat().st_size > 500]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tapeshift.migrate.commands.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LEGACY = (ROOT / "examples" / "reference_tf1.py").read_text()
 
 

@@ -16,7 +16,7 @@ from tapeshift.migrate.rules.layers_compat_table import LEGACY_LAYERS, TF_KERAS_
 from tapeshift.migrate.engine.findings import REGISTRY, Severity
 from tapeshift.migrate.engine.pipeline import migrate_source
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 IMPORT = f"import {TF_KERAS_LEGACY_LAYERS} as tf_layers"
 
 
@@ -192,7 +192,7 @@ def test_pipeline_rewrites_layers_and_reports_ts124(mode):
     assert "tf.layers" not in out
     assert "h = tf_layers.dense(x, 3, activation=tf.nn.relu)" in out
     # tf-keras is imported before v2 behaviour is disabled, as TensorFlow's own
-    # lazy loader would import it later: the numbers are the same (tests/legacy)
+    # lazy loader would import it later: the numbers are the same (tests/migrate/legacy)
     assert out.index(IMPORT) < out.index("tf.disable_v2_behavior()")
     ts124 = [f for f in result.findings if f.code == "TS124"]
     assert [(f.line, f.column, f.severity) for f in ts124] == [(6, 9, Severity.INFO)]

@@ -35,7 +35,7 @@ from tapeshift.migrate.engine.toolkit.names import PACKAGES, import_qualified_na
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ALL_RULES = tuple(dict.fromkeys(rule for phase in ("pre", "tape", "check", "check-after", "compat")
                                 for rule in registry.phase(phase)))
 
@@ -43,10 +43,10 @@ ALL_RULES = tuple(dict.fromkeys(rule for phase in ("pre", "tape", "check", "chec
 def _programs():
     """(name, source): example and data files, and the TensorFlow programs in the tests."""
     out = []
-    for f in sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/*/data/*.py")]):
+    for f in sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/**/data/*.py")]):
         out.append((f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8")))
     seen = set()
-    for f in sorted(ROOT.glob("tests/*/test_*.py")):
+    for f in sorted(p for p in ROOT.glob("tests/*/**/test_*.py")):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and "tensorflow" in node.value and "\n" in node.value):

@@ -9,7 +9,7 @@ import pytest
 
 from tapeshift.migrate.commands.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 @pytest.fixture

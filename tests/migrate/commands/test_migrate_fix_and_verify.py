@@ -11,7 +11,7 @@ from tapeshift.migrate.commands.cli import main
 from tapeshift.migrate.commands.migrate import runs_as_script
 from tapeshift.migrate.engine.pipeline import migrate_source
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT / "examples" / "reference_tf1.py"
 
 

@@ -18,7 +18,7 @@ from tapeshift.migrate.engine.pipeline import migrate_source
 
 pytestmark = pytest.mark.tf
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(args, cwd):

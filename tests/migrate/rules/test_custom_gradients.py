@@ -17,7 +17,7 @@ from tapeshift.migrate.rules.custom_gradients_ops import (
 from tapeshift.migrate.engine.findings import REGISTRY, Severity
 from tapeshift.migrate.engine.pipeline import migrate_source
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 
 

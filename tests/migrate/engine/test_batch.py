@@ -16,7 +16,7 @@ from tapeshift.migrate.fileio.cache import Cache
 from tapeshift.migrate.engine.batch import (FileRecord, Progress, crash_record, migrate_files, process_file,
                           record_from_cache, record_to_cache, run_tree, write_output)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TF1 = ("import tensorflow as tf\n"
        "x = tf.constant(2.0)\n"
        "with tf.Session() as sess:\n"

@@ -25,7 +25,7 @@ from tapeshift.migrate.commands.cli import main as cli_main
 from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
 from tapeshift.migrate.legacy.run_legacy import LegacyImports, LegacyLayersError, LegacyTensorFlow, legacy_layers
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "layers_tf1.py"
 
 

@@ -19,7 +19,7 @@ from tapeshift.migrate.legacy.printed import printed_numbers
 
 pytestmark = pytest.mark.tf
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = """\
 import numpy as np
