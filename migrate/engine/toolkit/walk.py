@@ -104,6 +104,19 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the nodes directly under ``node``, in source order."""
     if not active():  # the reference: LibCST's own answer
         return list(node.children)
+    return _children(node)
+
+
+def _libcst_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    return list(node.children)
+
+
+def _children_function() -> Callable[[cst.CSTNode], List[cst.CSTNode]]:
+    """What a walk calls for each node's children (the switch read once per walk)."""
+    return _children if active() else _libcst_children
+
+
+def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     out: List[cst.CSTNode] = []
     for name in _fields(node):
         value = getattr(node, name)
@@ -125,6 +138,7 @@ def walk(root: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = Non
     if prune is not None and prune(root):
         return
     ancestors.append(root)
+    children = _children_function()
     pending = [iter(children(root))]
     while pending:
         for child in pending[-1]:
@@ -140,6 +154,7 @@ def walk(root: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = Non
 
 def nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``root`` (itself included), in no particular order."""
+    children = _children_function()
     stack = [root]
     while stack:
         node = stack.pop()
