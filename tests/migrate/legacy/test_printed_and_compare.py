@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from tapeshift.migrate.legacy.printed import parse_printed, printed_numbers
-from tapeshift.migrate.legacy.verify import (
+from tapeshift.migrate.legacy.compare import (
     EXACT,
     TOLERANCES,
-    ScriptRun,
     compare_printed,
     compare_runs,
     compare_values,
     default_tolerance,
     tolerance_for,
 )
+from tapeshift.migrate.legacy.report import ScriptRun
 
 
 # -- the printed-number parser ----------------------------------------------

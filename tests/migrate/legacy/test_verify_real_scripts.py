@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from tapeshift.migrate.commands import cli
-from tapeshift.migrate.legacy.verify import compare_runs, run_captured
+from tapeshift.migrate.legacy.compare import compare_runs
+from tapeshift.migrate.legacy.verify import run_captured
 
 DATA = Path(__file__).resolve().parent / "data" / "real_scripts"
 SEED = 7

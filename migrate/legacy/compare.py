@@ -1,0 +1,314 @@
+"""The tolerances of ``tapeshift verify`` and the comparison of two runs' values and printed numbers."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from tapeshift.migrate.legacy.printed import parse_printed
+from tapeshift.migrate.legacy.report import ScriptRun, ValueRow, VerifyReport
+
+# dtype label -> (rtol, atol). A value agrees when |new - legacy| <= atol + rtol * |legacy|.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-9, 1e-12),
+    "complex128": (1e-9, 1e-12),
+    "float32": (1e-5, 1e-6),
+    "complex64": (1e-5, 1e-6),
+    "py:float": (1e-5, 1e-6),    # Python floats usually come from float32 tensors
+    "py:complex": (1e-5, 1e-6),
+    "printed": (1e-5, 1e-6),     # printed numbers carry no dtype
+    "float16": (1e-3, 1e-3),
+    "bfloat16": (1e-2, 1e-2),
+}
+EXACT = (0.0, 0.0)  # integers, booleans, printed integers and True/False
+
+TOLERANCE_HELP = """\
+default tolerances (a value agrees when |new - legacy| <= atol + rtol * |legacy|):
+  dtype                                       rtol    atol
+  float64, complex128                         1e-9    1e-12
+  float32, complex64, Python float, printed   1e-5    1e-6
+  float16                                     1e-3    1e-3
+  bfloat16                                    1e-2    1e-2
+  int*, uint*, bool, printed integers/bools   exact   exact
+Two values of different dtypes use the looser of the two. --rtol/--atol replace
+that parameter for every dtype (booleans stay exact).
+
+exit codes: 0 every common value agrees and at least one was compared;
+            1 a mismatch, or nothing could be compared; 2 a script failed or timed out."""
+
+
+def _is_exact_label(label: str) -> bool:
+    return label in ("py:int", "py:bool", "bool", "printed-int", "printed-bool") or label.startswith(
+        ("int", "uint"))
+
+
+def default_tolerance(label: str) -> tuple[float, float]:
+    """``(rtol, atol)`` for a dtype label (``float32``, ``py:float``, ``int64``...)."""
+    if _is_exact_label(label):
+        return EXACT
+    return TOLERANCES.get(label, TOLERANCES["float32"])
+
+
+def tolerance_for(labels: Sequence[str], rtol: float | None = None,
+                  atol: float | None = None) -> tuple[float, float]:
+    """The tolerance for comparing values with these dtype labels (the loosest wins)."""
+    pairs = [default_tolerance(lb) for lb in labels]
+    r = max(p[0] for p in pairs)
+    a = max(p[1] for p in pairs)
+    if all(lb in ("bool", "py:bool", "printed-bool") for lb in labels):
+        return EXACT
+    return (r if rtol is None else rtol, a if atol is None else atol)
+
+
+def _shape(arr) -> str:
+    return str(tuple(arr.shape))
+
+
+def _dtype_text(a: str, b: str) -> str:
+    def show(label: str) -> str:
+        return label[3:] + "(py)" if label.startswith("py:") else label
+    return show(a) if a == b else f"{show(a)}/{show(b)}"
+
+
+def diff_stats(legacy, new):
+    """``(max abs diff, max rel diff, elementwise |new - legacy|, nan/inf pattern equal)``."""
+    import numpy as np
+
+    a = np.asarray(legacy)
+    b = np.asarray(new)
+    ctype = np.complex128 if (a.dtype.kind == "c" or b.dtype.kind == "c") else np.float64
+    a = a.astype(ctype)
+    b = b.astype(ctype)
+    a_nan, b_nan = np.isnan(a), np.isnan(b)
+    a_inf, b_inf = np.isinf(a), np.isinf(b)
+    special_equal = bool(np.array_equal(a_nan, b_nan)
+                         and np.array_equal(a_inf, b_inf) and np.all(a[a_inf] == b[b_inf]))
+    finite = ~(a_nan | b_nan | a_inf | b_inf)
+    diff = np.zeros(a.shape, dtype=np.float64)
+    diff[finite] = np.abs(b[finite] - a[finite])
+    diff[~finite & ~((a_nan & b_nan) | ((a_inf & b_inf) & (a == b)))] = np.inf
+    if diff.size == 0:
+        return 0.0, 0.0, diff, special_equal
+    ref = np.abs(a)
+    rel = np.zeros(a.shape, dtype=np.float64)
+    moved = diff > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel[moved] = np.where(np.isfinite(ref[moved]) & (ref[moved] > 0),
+                              diff[moved] / np.where(ref[moved] > 0, ref[moved], 1.0), np.inf)
+    return float(diff.max()), float(rel.max()), diff, special_equal
+
+
+def _num(x) -> str:
+    """A number as its own dtype prints it (shortest repr: float32 0.6 stays 0.6)."""
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        x = x[()]
+    if isinstance(x, np.generic):
+        return str(x)
+    return repr(x)
+
+
+def compare_values(name: str, legacy, new, legacy_dtype: str, new_dtype: str, *,
+                   rtol: float | None = None, atol: float | None = None,
+                   kind: str = "value") -> ValueRow:
+    """Compare one legacy value with the new value of the same name."""
+    import numpy as np
+
+    a, b = np.asarray(legacy), np.asarray(new)
+    dtype = _dtype_text(legacy_dtype, new_dtype)
+    if a.shape != b.shape:
+        return ValueRow(name, kind, f"{_shape(a)}/{_shape(b)}", dtype, None, None, "mismatch",
+                        note=f"shape {_shape(a)} in legacy, {_shape(b)} in new")
+    r, t = tolerance_for([legacy_dtype, new_dtype], rtol, atol)
+    max_abs, max_rel, diff, special_equal = diff_stats(a, b)
+    if (r, t) == EXACT or (a.dtype.kind in "biu" and b.dtype.kind in "biu" and r == 0 and t == 0):
+        ok = bool(np.array_equal(a, b))
+    else:
+        ref = np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+        finite = np.isfinite(diff)
+        within = np.zeros(a.shape, dtype=bool)
+        within[finite] = diff[finite] <= t + r * ref[finite]
+        ok = bool(special_equal and np.all(within | (diff == 0)))
+    note = ""
+    if not ok:
+        idx = np.unravel_index(int(np.argmax(np.where(np.isnan(diff), np.inf, diff))), a.shape) \
+            if a.size else ()
+        if a.size > 1:
+            note = f"at {tuple(int(i) for i in idx)}: {_num(a[idx])} vs {_num(b[idx])}"
+        elif a.size == 1:
+            note = f"{_num(a.reshape(()))} vs {_num(b.reshape(()))}"
+    return ValueRow(name, kind, _shape(a), dtype, max_abs, max_rel, "ok" if ok else "mismatch",
+                    note=note, rtol=r, atol=t)
+
+
+def _describe(items) -> str:
+    """What one side printed where the other printed a symbolic tensor."""
+    if len(items) == 1 and items[0].kind == "symbolic":
+        text = items[0].text.strip()
+        return f"the graph object {text if len(text) <= 70 else text[:67] + '...'}"
+    values = ", ".join(it.text for it in items[:4]) + (", ..." if len(items) > 4 else "")
+    return f"the value {values}"
+
+
+def align_printed(a_items, b_items):
+    """Pair two sequences of :class:`~tapeshift.migrate.legacy.printed.Printed` items.
+
+    Returns ``(pairs, aside, a_rest, b_rest)``: ``pairs`` of numbers (or
+    elided prints) compared in order; ``aside``, ``(legacy items, new items)``
+    set aside because one side printed a symbolic TensorFlow object there (a
+    graph tensor has no value; the other side's whole eager repr, or the rest
+    of its print, is its counterpart); and what is left over on each side.
+    """
+    pairs, aside = [], []
+    i = j = 0
+
+    def counterpart(items, k, symbolic_items, s):
+        """End index of what ``items[k]`` stands for against the symbolic ``symbolic_items[s]``."""
+        item = items[k]
+        if item.kind == "symbolic":
+            return k + 1
+        if item.unit is not None:
+            end = k
+            while end < len(items) and items[end].unit == item.unit:
+                end += 1
+            return end
+        ends_its_print = (s + 1 == len(symbolic_items)
+                          or symbolic_items[s + 1].record != symbolic_items[s].record)
+        if not ends_its_print:
+            return k + 1
+        end = k
+        while (end < len(items) and items[end].record == item.record and items[end].unit is None
+               and items[end].kind != "symbolic"):
+            end += 1
+        return end
+
+    while i < len(a_items) and j < len(b_items):
+        x, y = a_items[i], b_items[j]
+        if x.kind == "symbolic":
+            jj = counterpart(b_items, j, a_items, i)
+            aside.append((a_items[i:i + 1], b_items[j:jj]))
+            i, j = i + 1, jj
+        elif y.kind == "symbolic":
+            ii = counterpart(a_items, i, b_items, j)
+            aside.append((a_items[i:ii], b_items[j:j + 1]))
+            i, j = ii, j + 1
+        else:
+            pairs.append((x, y))
+            i, j = i + 1, j + 1
+    a_rest = [x for x in a_items[i:] if x.kind != "symbolic"]
+    b_rest = [y for y in b_items[j:] if y.kind != "symbolic"]
+    return pairs, aside, a_rest, b_rest
+
+
+def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
+                    atol: float | None = None) -> tuple[list[ValueRow], list[str]]:
+    """Rows comparing the numbers two stdouts printed, in order, one row per legacy print.
+
+    A symbolic TensorFlow object printed by one script (a graph tensor or
+    variable, an op dump) and what the other printed in its place (say the
+    eager tensor's value) are set aside, in a ``symbolic`` row that is not a
+    comparison, and the prints after it stay aligned.
+    """
+    import numpy as np
+
+    a_items, b_items = parse_printed(legacy_out), parse_printed(new_out)
+    pairs, aside, a_rest, b_rest = align_printed(a_items, b_items)
+    rows: list[ValueRow] = []
+    notes: list[str] = []
+    # group the pairs by legacy print; a print not wholly paired is counted below
+    groups: list[list] = []
+    for x, y in pairs:
+        if groups and groups[-1][-1][0].record == x.record:
+            groups[-1].append((x, y))
+        else:
+            groups.append([(x, y)])
+    if groups and a_rest and a_rest[0].record == groups[-1][-1][0].record:
+        groups.pop()
+    events = [(g[0][0], "pairs", g) for g in groups]
+    for legacy_items, new_items in aside:
+        if all(it.kind == "symbolic" for it in (*legacy_items, *new_items)):
+            continue  # both printed a tensor object: nothing to compare, nothing lost
+        first = legacy_items[0] if legacy_items else new_items[0]
+        events.append((first, "aside", (legacy_items, new_items)))
+    order = {id(it): k for k, it in enumerate(a_items)}
+    events.sort(key=lambda e: order.get(id(e[0]), len(a_items)))
+    for first, what, payload in events:
+        name = f"stdout:{first.line}"
+        if what == "aside":
+            legacy_items, new_items = payload
+            rows.append(ValueRow(
+                name, "printed", "-", "printed", None, None, "symbolic",
+                note=f"legacy printed {_describe(legacy_items)}, new printed {_describe(new_items)}"
+                     f" (new line {new_items[0].line}): a graph object has no value, not compared"))
+            continue
+        pairs_here = payload
+        elided = [(x.kind == "elided", y.kind == "elided") for x, y in pairs_here]
+        if any(ea or eb for ea, eb in elided):
+            if all(ea and eb for ea, eb in elided):
+                rows.append(ValueRow(name, "printed", "-", "printed", None, None, "elided",
+                                     note="numpy elided this array print (...): not comparable"))
+                continue
+            rows.append(ValueRow(name, "printed", "-", "printed", None, None, "not-comparable",
+                                 note="one script printed an elided (...) array here; "
+                                      "later prints are not aligned and were not compared"))
+            notes.append("printed numbers after stdout line "
+                         f"{first.line} were not compared: an elided array print broke the alignment")
+            return rows, notes
+        kinds_a = [x.kind for x, _ in pairs_here]
+        kinds_b = [y.kind for _, y in pairs_here]
+        line_note = "" if pairs_here[0][1].line == first.line else f"new line {pairs_here[0][1].line}"
+        if [k == "bool" for k in kinds_a] != [k == "bool" for k in kinds_b]:
+            rows.append(ValueRow(name, "printed", f"({len(pairs_here)},)", "printed", None, None,
+                                 "mismatch", note="True/False printed where the other printed a number"))
+            continue
+        a = np.array([x.value for x, _ in pairs_here], dtype=np.float64)
+        b = np.array([y.value for _, y in pairs_here], dtype=np.float64)
+        # floats meet the printed tolerance; integers and True/False must be equal
+        exact_mask = np.array([x.kind in ("int", "bool") and y.kind == x.kind for x, y in pairs_here])
+        row = compare_values(name, a, b, "printed", "printed", rtol=rtol, atol=atol, kind="printed")
+        if exact_mask.any() and rtol is None and atol is None:
+            exact_ok = bool(np.array_equal(a[exact_mask], b[exact_mask]))
+            if not exact_ok and row.status == "ok":
+                row.status = "mismatch"
+                row.note = "integers or True/False differ"
+        row.dtype = "printed"
+        if line_note and not row.note:
+            row.note = line_note
+        rows.append(row)
+    if a_rest or b_rest:
+        n_a, n_b = len(pairs) + len(a_rest), len(pairs) + len(b_rest)
+        where = (a_rest[0].line if a_rest else None, b_rest[0].line if b_rest else None)
+        set_aside = sum(len(new) for _, new in aside if any(it.kind != "symbolic" for it in new)) + \
+            sum(len(old) for old, _ in aside if any(it.kind != "symbolic" for it in old))
+        besides = f"; {set_aside} set aside against symbolic tensors" if set_aside else ""
+        rows.append(ValueRow("stdout", "printed", "-", "printed", None, None, "mismatch",
+                             note=f"legacy printed {n_a} numbers, new printed {n_b} "
+                                  f"(first unmatched: legacy line {where[0]}, new line {where[1]}"
+                                  f"{besides})"))
+    return rows, notes
+
+
+def compare_runs(legacy: ScriptRun, new: ScriptRun, *, rtol: float | None = None,
+                 atol: float | None = None, printed: bool = True) -> VerifyReport:
+    """Compare two finished runs (no subprocess here)."""
+    report = VerifyReport(legacy, new, rtol=rtol, atol=atol)
+    if report.failures:
+        return report
+    for name in legacy.values:
+        if name in new.values:
+            row = compare_values(name, legacy.values[name], new.values[name],
+                                 legacy.dtypes.get(name, "float32"), new.dtypes.get(name, "float32"),
+                                 rtol=rtol, atol=atol)
+            report.rows.append(row)
+    report.only_legacy = [n for n in legacy.values if n not in new.values]
+    report.only_new = [n for n in new.values if n not in legacy.values]
+    if printed:
+        rows, notes = compare_printed(legacy.stdout, new.stdout, rtol=rtol, atol=atol)
+        report.rows.extend(rows)
+        report.notes.extend(notes)
+    causes = report.random_causes
+    if causes:
+        for row in report.mismatches:
+            row.random = True
+            row.causes = list(causes)
+    return report

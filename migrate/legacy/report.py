@@ -1,0 +1,349 @@
+"""The records ``tapeshift verify`` produces (compared value, script run, report) and their text and JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from tapeshift.migrate.engine.exit_codes import ExitCode
+
+STDERR_TAIL_LINES = 25
+
+MODE_TEXT = {"graph": "in a TF1 graph", "eager": "eagerly", "function": "in a tf.function"}
+
+# unseeded random sources the child records (tapeshift.migrate.legacy.watchers.RandomnessWatcher)
+UNSEEDED_LABELS = {
+    "numpy": "unseeded numpy",
+    "python": "unseeded Python random",
+    "numpy default_rng": "numpy default_rng() without a seed",
+}
+UNSEEDED_NOTES = {
+    "numpy": "numpy's global generator was drawn from without a seed, so each run drew different "
+             "numbers; rerun with --seed N (both runs then start numpy, Python random and "
+             "TensorFlow from seed N)",
+    "python": "Python's random module was drawn from without a seed, so each run drew different "
+              "numbers; rerun with --seed N",
+    "numpy default_rng": "a Generator made without a seed draws from the OS entropy in each run, "
+                         "which --seed cannot reach; give it a seed (np.random.default_rng(0)) "
+                         "in both scripts",
+}
+
+RANDOM_NOTE = (
+    "values drawn from TF random ops cannot match draw for draw: a graph-level seed "
+    "(tf.set_random_seed) and an eager seed (tf.random.set_seed) produce different streams "
+    "(docs/verify.md, 'Random ops'). "
+)
+RANDOM_FIX = (
+    "To align the runs, carry the legacy initial values over (save them "
+    "with np.save and assign them in the new script) or make the random ops stateless with "
+    "fixed seeds (tf.random.stateless_normal(shape, seed=[1, 2]))."
+)
+RANDOM_NOTE += RANDOM_FIX
+
+
+@dataclass
+class ValueRow:
+    """One compared value (``kind`` ``value``) or one print (``kind`` ``printed``).
+
+    ``status`` is ``ok``, ``mismatch``, ``elided`` (an array print numpy
+    summarised with ``...``: not comparable) or ``not-comparable``.
+    """
+
+    name: str
+    kind: str
+    shape: str
+    dtype: str
+    max_abs: float | None
+    max_rel: float | None
+    status: str
+    note: str = ""
+    rtol: float | None = None
+    atol: float | None = None
+    random: bool = False
+    causes: list = field(default_factory=list)   # the report's random_causes, on a mismatch
+
+    @property
+    def compared(self) -> bool:
+        return self.status in ("ok", "mismatch")
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        for key in ("max_abs", "max_rel"):
+            v = d[key]
+            if v is not None and not math.isfinite(v):
+                d[key] = str(v)
+        return d
+
+
+@dataclass
+class ScriptRun:
+    """One script run in a subprocess and what it left behind."""
+
+    role: str                      # "legacy" or "new"
+    path: Path
+    command: list[str]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    timeout: float | None = None
+    error: str | None = None       # why the run counts as failed, if it does
+    values: dict[str, Any] = field(default_factory=dict)   # name -> ndarray
+    dtypes: dict[str, str] = field(default_factory=dict)   # name -> dtype label
+    skipped: dict[str, str] = field(default_factory=dict)  # name -> why it has no value
+    random_ops: dict[str, int] = field(default_factory=dict)
+    unseeded: dict[str, dict] = field(default_factory=dict)  # source -> {"calls", "first", "call"}
+    random_modes: dict[str, int] = field(default_factory=dict)  # graph/function/eager -> random ops
+    seed: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
+        return "\n".join(self.stderr.rstrip().splitlines()[-lines:])
+
+    def to_dict(self) -> dict:
+        return {
+            "role": self.role, "path": str(self.path), "returncode": self.returncode,
+            "duration": round(self.duration, 3), "timed_out": self.timed_out,
+            "error": self.error, "stderr_tail": self.stderr_tail() if self.failed else "",
+            "captured": sorted(self.values), "skipped": self.skipped,
+            "random_ops": self.random_ops, "random_modes": self.random_modes,
+            "unseeded": self.unseeded, "seed": self.seed,
+        }
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of comparing a legacy run with a new run."""
+
+    legacy: ScriptRun
+    new: ScriptRun
+    rows: list[ValueRow] = field(default_factory=list)
+    only_legacy: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    rtol: float | None = None
+    atol: float | None = None
+
+    @property
+    def failures(self) -> list[ScriptRun]:
+        return [r for r in (self.legacy, self.new) if r.failed]
+
+    @property
+    def compared(self) -> int:
+        return sum(r.compared for r in self.rows)
+
+    @property
+    def mismatches(self) -> list[ValueRow]:
+        return [r for r in self.rows if r.status == "mismatch"]
+
+    @property
+    def random_ops_used(self) -> bool:
+        return bool(self.legacy.random_ops or self.new.random_ops)
+
+    @property
+    def random_causes(self) -> list[str]:
+        """Sources of nondeterminism the runs showed: unseeded numpy / Python random, then TF random ops."""
+        causes = []
+        for source in UNSEEDED_LABELS:
+            if source in self.legacy.unseeded or source in self.new.unseeded:
+                causes.append(UNSEEDED_LABELS[source])
+        if self.random_ops_differ:
+            causes.append("random ops")
+        return causes
+
+    @property
+    def random_ops_differ(self) -> bool:
+        """Whether the TF random ops the runs used can draw different numbers.
+
+        Always without ``--seed``. With it, only when both runs drew in the
+        same way, all in TF1 graphs or all eagerly (same seed, same stream);
+        a TF1 graph against eager code or a tf.function draws another stream.
+        """
+        if not self.random_ops_used:
+            return False
+        if self.seed is None:
+            return True
+        legacy = {m for m, n in self.legacy.random_modes.items() if n}
+        new = {m for m, n in self.new.random_modes.items() if n}
+        return not (legacy == new and len(legacy) == 1 and legacy <= {"graph", "eager"})
+
+    @property
+    def seed(self) -> int | None:
+        return self.legacy.seed if self.legacy.seed is not None else self.new.seed
+
+    @property
+    def status(self) -> str:
+        if self.failures:
+            return "failed"
+        if self.mismatches:
+            return "mismatch"
+        if not self.compared:
+            return "nothing-compared"
+        return "ok"
+
+    @property
+    def exit_code(self) -> int:
+        return int({"ok": ExitCode.OK, "failed": ExitCode.ERROR}.get(self.status, ExitCode.FOUND))
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def summary(self) -> str:
+        """One line: the verdict."""
+        status = self.status
+        if status == "failed":
+            return "; ".join(_failure_line(r) for r in self.failures)
+        n_val = sum(r.compared and r.kind == "value" for r in self.rows)
+        n_pr = sum(r.compared and r.kind == "printed" for r in self.rows)
+        counted = f"{n_val} module value{'s' * (n_val != 1)}, {n_pr} print{'s' * (n_pr != 1)}"
+        if status == "mismatch":
+            names = _names([r.name for r in self.mismatches], limit=10)
+            causes = self.random_causes
+            named = ", ".join(_cause_text(c) for c in causes)
+            extra = f" (likely cause: {named}: see below)" if causes else ""
+            return f"MISMATCH: {len(self.mismatches)} of {self.compared} differ: {names}{extra}"
+        if status == "nothing-compared":
+            return ("NOTHING COMPARED: no module value or printed number in common "
+                    "(keep results in module-level variables, or print them)")
+        return f"OK: all {self.compared} compared agree ({counted})"
+
+    def to_dict(self) -> dict:
+        return {
+            "legacy": str(self.legacy.path), "new": str(self.new.path),
+            "status": self.status, "exit_code": self.exit_code, "summary": self.summary(),
+            "compared": self.compared, "rows": [r.to_dict() for r in self.rows],
+            "only_legacy": self.only_legacy, "only_new": self.only_new, "notes": self.notes,
+            "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
+            "random_causes": self.random_causes,
+            "runs": {"legacy": self.legacy.to_dict(), "new": self.new.to_dict()},
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def _randomness_lines(self) -> list[str]:
+        """Why the values may differ when the runs drew random numbers (on a mismatch)."""
+        lines = []
+        for source, label in UNSEEDED_LABELS.items():
+            sites = []
+            for run in (self.legacy, self.new):
+                entry = run.unseeded.get(source)
+                if entry:
+                    where = f" at {_site(entry['first'])}" if entry.get("first") else ""
+                    calls = entry.get("calls", 1)
+                    sites.append(f"{run.role}: {entry['call']}{where}"
+                                 f"{f' ({calls} calls)' if calls > 1 else ''}")
+            if sites:
+                lines.append(f"{label} ({'; '.join(sites)}): {UNSEEDED_NOTES[source]}")
+        if self.random_ops_differ:
+            used = []
+            for run in (self.legacy, self.new):
+                if run.random_ops:
+                    modes = [MODE_TEXT.get(m, m) for m, n in sorted(run.random_modes.items()) if n]
+                    how = f" ({', '.join(modes)})" if modes else ""
+                    used.append(f"{run.role}: " + ", ".join(sorted(run.random_ops)) + how)
+            if self.seed is None:
+                note = RANDOM_NOTE
+            else:
+                note = (f"--seed {self.seed} set TensorFlow's graph seed and eager seed to {self.seed}, "
+                        "but TF random ops in a TF1 graph and in TF2 eager code draw different "
+                        "streams from the same seed, so they cannot match draw for draw "
+                        "(docs/verify.md, 'Random ops'). " + RANDOM_FIX)
+            lines.append(f"random ops used ({'; '.join(used)}): {note}")
+        return lines
+
+    def to_text(self) -> str:
+        out = [f"tapeshift verify: legacy {self.legacy.path} (run-legacy) vs new {self.new.path} (TF2)"]
+        if self.failures:
+            for run in self.failures:
+                out.append(f"FAILED: {_failure_line(run)}")
+                tail = run.stderr_tail()
+                if tail:
+                    out.append(f"--- last lines of the {run.role} script's stderr ---")
+                    out.append(tail)
+                    out.append("---")
+            out.append(f"exit {self.exit_code}")
+            return "\n".join(out)
+        if self.rows:
+            out.append(_table(self.rows))
+        out.append(self.summary())
+        tol = "dtype defaults (see tapeshift verify --help)"
+        if self.rtol is not None or self.atol is not None:
+            tol = f"rtol={self.rtol if self.rtol is not None else 'default'}, " \
+                  f"atol={self.atol if self.atol is not None else 'default'}"
+        out.append(f"tolerances: {tol}")
+        if self.mismatches:
+            out.extend(self._randomness_lines())
+        for note in self.notes:
+            out.append(note)
+        if self.only_legacy:
+            out.append("not compared (only in legacy): " + _names(self.only_legacy))
+        if self.only_new:
+            out.append("not compared (only in new): " + _names(self.only_new))
+        by_reason: dict[str, list[str]] = {}
+        for name, reason in self.legacy.skipped.items():
+            by_reason.setdefault(reason, []).append(name)
+        for reason, names in by_reason.items():
+            out.append(f"no value in legacy ({reason}): {_names(names)}")
+        out.append(f"exit {self.exit_code}")
+        return "\n".join(out)
+
+
+def _cause_text(cause: str) -> str:
+    return "TF random ops" if cause == "random ops" else cause
+
+
+def _site(first: str) -> str:
+    """``file:line`` with the file relative to the current directory when under it."""
+    path, sep, line = first.rpartition(":")
+    if not sep or not line.isdigit():
+        return first
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return first
+    return f"{path if rel.startswith('..') else rel}:{line}"
+
+
+def _names(names: Sequence[str], limit: int = 20) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _failure_line(run: ScriptRun) -> str:
+    return f"the {run.role} script {run.path} {run.error}"
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.3g}"
+
+
+def _table(rows: Sequence[ValueRow]) -> str:
+    header = ("name", "shape", "dtype", "max abs diff", "max rel diff", "status")
+    body = []
+    for r in rows:
+        status = r.status.upper() if r.status == "mismatch" else r.status
+        if r.status == "mismatch" and r.random:
+            status += f" ({', '.join(r.causes) or 'random ops'})"
+        if r.note:
+            status += f"  {r.note}"
+        body.append((r.name, r.shape, r.dtype, _fmt(r.max_abs), _fmt(r.max_rel), status))
+    widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(5)]
+    lines = []
+    for row in [header, *body]:
+        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[5]]).rstrip())
+    return "\n".join(lines)
