@@ -16,7 +16,9 @@ from typing import Dict, List, Sequence, Set
 import libcst as cst
 
 
-class _Names(cst.CSTVisitor):
+class _LoadsAndStores(cst.CSTVisitor):
+    """The names a statement reads (loads) and binds (stores)."""
+
     def __init__(self) -> None:
         self.loads: Set[str] = set()
         self.stores: Set[str] = set()
@@ -143,7 +145,7 @@ class _Names(cst.CSTVisitor):
 
 def names_of(node: cst.CSTNode):
     """(loads, stores) of a statement or expression."""
-    v = _Names()
+    v = _LoadsAndStores()
     node.visit(v)
     return v.loads, v.stores
 

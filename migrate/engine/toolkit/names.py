@@ -59,7 +59,7 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
     imports = _module_imports(module)
     aliases = {bound for bound, _, package in imports if package}
     if not aliases:
-        return _Names(GlobalScope(), frozenset(), frozenset(), starts)
+        return _ImportQualifiedNames(GlobalScope(), frozenset(), frozenset(), starts)
     if any(bound in aliases for bound, _, package in imports if not package):
         return None  # an alias also bound by another package's import
     if not _only_imported(code, aliases):
@@ -79,10 +79,12 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
             target = alias.asname.name if alias.asname is not None else alias.name
             for name in _dotted_names(target):
                 scope.record_import_assignment(name, statement, target)
-    return _Names(scope, frozenset(aliases), frozenset(inside), starts)
+    return _ImportQualifiedNames(scope, frozenset(aliases), frozenset(inside), starts)
 
 
-class _Names(Mapping):
+class _ImportQualifiedNames(Mapping):
+    """Node -> qualified names, answered from the file's TensorFlow imports alone."""
+
     def __init__(self, scope: GlobalScope, aliases: frozenset, inside: frozenset,
                  starts: StartPositions) -> None:
         self._scope = scope
