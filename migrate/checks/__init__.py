@@ -22,7 +22,7 @@ from tapeshift.migrate.checks import (
 )
 from tapeshift.migrate.checks.facts import Facts
 from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches
-from tapeshift.migrate.engine.findings import Finding, make_finding
+from tapeshift.migrate.engine.findings import TS100, Finding, make_finding
 from tapeshift.migrate.engine.screen import code_identifiers, identifiers
 
 RULES = (chain_rule, split_bypass, eager_gradients, tape_misuse, override_map)
@@ -71,7 +71,7 @@ def check_source(source: str, path: str = "<string>", fix: Sequence[str] = ()) -
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        f = make_finding("TS100", path, exc.raw_line, exc.raw_column + 1,
+        f = make_finding(TS100.code, path, exc.raw_line, exc.raw_column + 1,
                          f"does not parse as Python 3: {exc.message}")
         return CheckResult(path, source, source, (f,))
     try:

@@ -15,7 +15,7 @@ from tapeshift.migrate.checks import CheckResult, add_fix_argument, check_source
 from tapeshift.migrate.fileio.encoding import SourceDecodeError, decode_source, encode_source
 from tapeshift.migrate.fileio.files import atomic_write_bytes, discover
 from tapeshift.migrate.engine.exit_codes import ExitCode
-from tapeshift.migrate.engine.findings import Finding, Severity, iter_codes
+from tapeshift.migrate.engine.findings import TS100, Finding, Severity, iter_codes
 from tapeshift.migrate.fileio.sarif import to_sarif
 
 HELP = "find the chain-rule mistake and other gradient pitfalls (TS2xx); --fix repairs them"
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         s = _summary(results, findings, fixed, errors)
         print(f"{s['files']} files checked: {s['errors']} errors, {s['warnings']} warnings"
               + (f", {s['fixed']} fixed" if s["fixed"] else ""))
-    if errors or any(f.code == "TS100" for f in findings):
+    if errors or any(f.code == TS100.code for f in findings):
         return ExitCode.ERROR
     return ExitCode.FOUND if any(f.severity is Severity.ERROR for f in remaining) else ExitCode.OK
 

@@ -52,7 +52,7 @@ from tapeshift.migrate.fileio.cache import Cache, cache_key, decode_bytes, encod
 from tapeshift.migrate.fileio.encoding import (BOM, SourceDecodeError, SourceEncoding, decode_source,
                               encode_source, same_encoding)
 from tapeshift.migrate.fileio.files import atomic_write_bytes
-from tapeshift.migrate.engine.findings import Change, Finding, Severity, make_finding
+from tapeshift.migrate.engine.findings import TS100, TS114, Change, Finding, Severity, make_finding
 from tapeshift.migrate.engine.python_syntax import compile_quietly
 from tapeshift.migrate.engine.settings import Settings
 from tapeshift.migrate.fileio.progress import Progress  # noqa: F401 (tapeshift.migrate.engine.batch.Progress, as before)
@@ -128,7 +128,7 @@ def crash_record(path: Any, exc: BaseException) -> FileRecord:
     """The record of a file whose job raised or whose worker process died."""
     what = ("the worker process died" if isinstance(exc, cf.process.BrokenProcessPool)
             else f"{type(exc).__name__}: {exc}")
-    return error_record(str(path), "TS114", f"internal error, file left untouched: {what}",
+    return error_record(str(path), TS114.code, f"internal error, file left untouched: {what}",
                         cacheable=False)
 
 
@@ -163,15 +163,15 @@ def _migrate_python(text: str, enc: SourceEncoding, path: str, settings: Setting
     try:
         data = encode_source(result.output, enc)
     except UnicodeEncodeError as exc:
-        return error_record(path, "TS114", f"the migrated text cannot be stored as {enc.codec} "
+        return error_record(path, TS114.code, f"the migrated text cannot be stored as {enc.codec} "
                             f"({exc.reason}); file left untouched", text, "python", result.findings)
     if not same_encoding(data, enc):
-        return error_record(path, "TS114", "the migration would move or drop the file's "
+        return error_record(path, TS114.code, "the migration would move or drop the file's "
                             "encoding declaration; file left untouched", text, "python",
                             result.findings)
     problem = _compiles(data, path)
     if problem:
-        return error_record(path, "TS114", f"the migrated file does not compile ({problem}); "
+        return error_record(path, TS114.code, f"the migrated file does not compile ({problem}); "
                             f"file left untouched", text, "python", result.findings)
     idem = None
     if check_idempotent:
@@ -189,7 +189,7 @@ def _migrate_nb(data: bytes, path: str, settings: Settings, started: float) -> F
     try:
         raw = data[len(BOM):].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return error_record(path, "TS100", f"cannot decode: a notebook must be UTF-8 ({exc.reason} "
+        return error_record(path, TS100.code, f"cannot decode: a notebook must be UTF-8 ({exc.reason} "
                             f"at offset {exc.start}); file left untouched", kind="notebook")
     crlf = "\r\n" in raw and "\n" not in raw.replace("\r\n", "")
     text = raw.replace("\r\n", "\n") if crlf else raw
@@ -203,7 +203,7 @@ def _migrate_nb(data: bytes, path: str, settings: Settings, started: float) -> F
     try:
         nb = migrate_notebook(text, cell, path)
     except NotebookError as exc:
-        return error_record(path, "TS100", f"{exc.args[0].split(': ', 1)[1]}; file left untouched",
+        return error_record(path, TS100.code, f"{exc.args[0].split(': ', 1)[1]}; file left untouched",
                             raw, "notebook")
     if nb.mode == "error" or not nb.changed:
         mode_out = "error" if nb.mode == "error" else "unchanged"
@@ -223,7 +223,7 @@ def _migrate_nb(data: bytes, path: str, settings: Settings, started: float) -> F
     except ValueError:
         ok = False
     if not ok:
-        return error_record(path, "TS114", "the rewritten notebook does not read back; "
+        return error_record(path, TS114.code, "the rewritten notebook does not read back; "
                             "file left untouched", raw, "notebook", nb.findings)
     idem = None
     if check_idempotent:
@@ -281,7 +281,7 @@ def _process_file(path: str, data: Optional[bytes], settings: Settings) -> FileR
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
-            return error_record(path, "TS100", f"cannot read: {exc.strerror or exc}",
+            return error_record(path, TS100.code, f"cannot read: {exc.strerror or exc}",
                                 cacheable=False)
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
@@ -289,7 +289,7 @@ def _process_file(path: str, data: Optional[bytes], settings: Settings) -> FileR
         try:
             text, enc = decode_source(data, path)
         except SourceDecodeError as exc:
-            return error_record(path, "TS100", f"cannot decode: {exc.reason}; file left untouched",
+            return error_record(path, TS100.code, f"cannot decode: {exc.reason}; file left untouched",
                                 kind="python")
         return _migrate_python(text, enc, path, settings, started)
     except (KeyboardInterrupt, SystemExit):
@@ -541,7 +541,7 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
             with open(name, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
-            deliver(i, error_record(name, "TS100", f"cannot read: {exc.strerror or exc}",
+            deliver(i, error_record(name, TS100.code, f"cannot read: {exc.strerror or exc}",
                                     cacheable=False))
             if progress is not None:
                 progress.advance()
