@@ -123,6 +123,7 @@ def _outcomes(paths, reference: bool):
             for r in migrate_files(paths, settings=settings)]
 
 
+@pytest.mark.slow  # a download and a real package twice, reference mode 8-20x slower: ~1 min
 @pytest.mark.parametrize("name, version", [("tf-slim", "1.1.0")])
 def test_a_real_package_migrates_byte_for_byte_the_same_in_reference_mode(name, version):
     download = _download_module()
