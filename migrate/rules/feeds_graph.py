@@ -9,6 +9,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
+from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
@@ -84,6 +85,7 @@ class FedGraph:
         self._var_names: Set[str] = set()
         self._graph: Set[int] = set()
         self._train: Set[int] = set()  # statements whose value is a train op
+        self._assigns: Set[int] = set()  # `u = W.assign(...)`: run last, value W's new value
         self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
         self._optimizers: Set[str] = set()
         self._schedules: Set[str] = set()
@@ -95,11 +97,24 @@ class FedGraph:
         self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
         self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
         self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
+        # layer objects the model-code rule made: created once, here; their
+        # variables exist from their first call (in a step function), so what
+        # reads them is recomputed there too
+        facts = self.shared.get(MODEL_CODE)
+        self._layers: Dict[str, int] = {}
+        self._layer_facts = facts
         tainted: Set[str] = set()
         for i in range(end):
             st = self._stmts[i]
             node = body[i]
             value, target = self._assignment(node)
+            if facts is not None and target in facts.layers and isinstance(value, cst.Call):
+                self._layers[target] = i
+                if facts.layers[target].trainable:
+                    self._variables.append(target)
+                    self._created_at[target] = i
+                tainted.add(target)
+                continue
             api = self.tf_api_name(value.func) if isinstance(value, cst.Call) else None
             if api in DENSE_PLACEHOLDERS and target is not None:
                 self._placeholders[target] = value
@@ -204,9 +219,10 @@ class FedGraph:
 
     def _note_variables(self, i: int, node: cst.CSTNode) -> None:
         """Trainable variables the statement creates, in order: ``name =
-        tf.Variable(...)`` anywhere in it (a ``with`` block too) is listed by
-        name; one not bound to a name (``Ws = [tf.Variable(...), ...]``) is
-        noted, so TF1's default var_list cannot be written out."""
+        tf.Variable(...)`` anywhere in it (a ``with`` block too) and ``a, b =
+        [tf.Variable(p) for p in init]`` are listed by name; one not bound to a
+        name (``Ws = [tf.Variable(...), ...]``) is noted, so TF1's default
+        var_list cannot be written out."""
         owner = self
         named: Set[int] = set()
 
@@ -219,6 +235,21 @@ class FedGraph:
                     if owner._trainable(a.value, owner.tf_api_name(a.value.func)):
                         owner._variables.append(a.targets[0].target.value)
                         owner._created_at[a.targets[0].target.value] = i
+                # a, b = [tf.Variable(p) for p in init], a, b = tf.Variable(1.), tf.Variable(2.):
+                # created in the order of the names
+                targets = a.targets[0].target if len(a.targets) == 1 else None
+                makers = _unpacked_makers(owner, a.value)
+                if isinstance(targets, (cst.Tuple, cst.List)) and makers and all(
+                        isinstance(e.value, cst.Name) for e in targets.elements) and (
+                        len(makers) == len(targets.elements) or isinstance(a.value, cst.ListComp)):
+                    trainable = [owner._trainable(m, owner.tf_api_name(m.func)) for m in makers]
+                    if len(set(trainable)) == 1:
+                        for m in makers:
+                            named.add(id(m))
+                        if trainable[0]:
+                            for e in targets.elements:
+                                owner._variables.append(e.value.value)
+                                owner._created_at[e.value.value] = i
 
             def visit_Call(self, call: cst.Call) -> None:
                 api = owner.tf_api_name(call.func)
@@ -274,6 +305,8 @@ class FedGraph:
                 self._bail(TS107.code, call, f"tf.{name} creates variables from a fed value; "
                            "recomputing it at each step would create new variables "
                            "(docs/tf1-vs-tf2.md, section 4): not converted")
+            if name in ASSIGNS and self._assign_op(i, node, small, call, name):
+                continue
             if name in ASSIGNS or name.split(".")[0] in GRAPH_ONLY or name in GRAPH_ONLY:
                 self._bail(TS108.code, call, f"tf.{name} in fed graph code is not converted")
             if name.startswith(RANDOM_PREFIXES):
@@ -284,10 +317,48 @@ class FedGraph:
                 self._train.add(i)
             if isinstance(call.func, cst.Attribute):
                 attr = call.func.attr.value
-                if attr in ASSIGNS:
+                if attr in ASSIGNS and not self._assign_op(i, node, small, call, None):
                     self._bail(TS108.code, call, f"`.{attr}(...)` in fed graph code is not converted")
                 if attr in TRAIN_METHODS:
                     self._train_call(i, node, small, call, stack)
+
+    def _assign_op(self, i: int, node, small, call: cst.Call, api: Optional[str]) -> bool:
+        """``u = W.assign(value)`` / ``u = tf.assign(W, value)`` (``_add``/``_sub``) of a
+        variable of this file, as the whole right-hand side: an op that changes
+        ``W`` when a sess.run fetches it. It runs in the step functions of those
+        sess.run calls, after what else they compute (as train ops do), and its
+        value is the variable's new value, as TF1 returns it."""
+        if not (isinstance(small, cst.Assign) and small.value is call) or any(
+                a.star for a in call.args):
+            return False
+        method = api if api is not None else call.func.attr.value
+        if method not in ("assign", "assign_add", "assign_sub"):
+            return False
+        if api is None:
+            ref, rest = call.func.value, list(call.args)
+        else:
+            if not call.args or call.args[0].keyword is not None:
+                return False
+            ref, rest = call.args[0].value, list(call.args[1:])
+        if not (isinstance(ref, cst.Name) and ref.value in self._var_names):
+            return False
+        keep = []
+        for k, arg in enumerate(rest):
+            key = arg.keyword.value if arg.keyword is not None else ("value", "use_locking",
+                                                                     "name")[min(k, 2)]
+            if key == "validate_shape" and not (isinstance(arg.value, cst.Name)
+                                                and arg.value.value in ("None", "True")):
+                return False
+            if key != "validate_shape":
+                keep.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        new = cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(method)), args=keep)
+        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
+        self._assigns.add(i)
+        self._train.add(i)
+        if api is not None:
+            self.record_change(call, f"tf.{api}({ref.value}, ...) -> `{ref.value}.{method}(...)`, "
+                               "run when fetched")
+        return True
 
     def _train_call(self, i: int, node, small, call: cst.Call, stack) -> None:
         attr = call.func.attr.value
@@ -354,6 +425,37 @@ class FedGraph:
             else "the tape's (gradient, variable) pairs") + (
             f"; dropped {', '.join(dropped)} (no meaning in eager mode)" if dropped else ""))
 
+    def _var_element(self, name: str) -> cst.BaseElement:
+        if name in self._layers:
+            return cst.StarredElement(cst.Attribute(cst.Name(name), cst.Name("trainable_variables")))
+        return cst.Element(cst.Name(name))
+
+    def _variable_list(self, expr: cst.BaseExpression) -> bool:
+        """A list (or tuple) of this file's variables and layers' variable lists."""
+        if not isinstance(expr, (cst.List, cst.Tuple)) or not expr.elements:
+            return False
+        for e in expr.elements:
+            if isinstance(e, cst.StarredElement):
+                v = e.value
+                if not (isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name)
+                        and v.value.value in self._layers
+                        and v.attr.value in ("trainable_variables", "variables")):
+                    return False
+            elif not (isinstance(e.value, cst.Name) and e.value.value in self._var_names):
+                return False
+        return True
+
+    def _bound_list(self, given: Optional[cst.BaseExpression], i: int):
+        """The list ``given`` names, when it was bound once, before ``i``, to a list
+        of variables and layers' variable lists."""
+        if not isinstance(given, cst.Name) or not self._layers:
+            return None
+        defs = [j for j in range(i) if given.value in self._stmts[j].writes]
+        if len(defs) != 1:
+            return None
+        value, target = self._assignment(self._stmts[defs[0]].node)
+        return value if target == given.value and self._variable_list(value) else None
+
     def _names_of_graph(self) -> Set[str]:
         out: Set[str] = set()
         for j in self._graph:
@@ -400,19 +502,39 @@ class FedGraph:
                                      attr=cst.Name("trainable_variables"))
             if not created:
                 self._bail(TS108.code, call, "no trainable variable is created before this line")
+            listed = cst.List([self._var_element(v) for v in created])
             self.record_change(call, "var_list: the trainable variables created before this "
-                               f"line, [{', '.join(created)}]")
-            return cst.List([cst.Element(cst.Name(v)) for v in created])
-        if isinstance(given, (cst.List, cst.Tuple)) and all(
-                isinstance(e.value, cst.Name) and e.value.value in self._var_names
-                for e in given.elements):
-            return cst.List([cst.Element(e.value) for e in given.elements])
+                               f"line, {code_of(listed)}")
+            return listed
+        if isinstance(given, (cst.List, cst.Tuple)) and self._variable_list(given):
+            return cst.List([e.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                             for e in given.elements])
         if isinstance(given, cst.Name) and all(
                 n in self._var_names for n in self._elements.get(given.value, [None])):
             return given
+        bound = self._bound_list(given, i)
+        if bound is not None:
+            # a list that holds layers' variables is read where it is used: the
+            # layers make their variables at their first call
+            return bound.deep_clone()
         self._bail(TS108.code, call, f"var_list `{code_of(given)}` is not a list of this "
                    "file's variables the codemod can read (list them explicitly)")
         raise AssertionError  # unreachable
+
+
+def _unpacked_makers(owner, value: cst.BaseExpression) -> List[cst.Call]:
+    """The variable makers of ``[maker(...) for ...]`` (one, made once per item) or of
+    ``maker(...), maker(...)`` (one per element); [] for anything else."""
+    def maker(expr) -> bool:
+        return isinstance(expr, cst.Call) and owner.tf_api_name(expr.func) in VARIABLE_MAKERS
+
+    if isinstance(value, cst.ListComp) and maker(value.elt) and value.for_in.inner_for_in is None \
+            and not value.for_in.ifs:
+        return [value.elt]
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements and all(
+            maker(e.value) for e in value.elements):
+        return [e.value for e in value.elements]
+    return []
 
 
 def _names_only(expr: Optional[cst.BaseExpression]) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, names_of
-from tapeshift.migrate.rules.session import TS107, TS113, TS116
+from tapeshift.migrate.rules.session import TS107, TS108, TS116
 
 
 class Bail(Exception):
@@ -81,9 +81,37 @@ class StepFunctions:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1
             run.function = key
         order = list(self._placeholders)
-        for step in steps.values():
+        for key, step in steps.items():
             step.params.sort(key=order.index)
+            self._check_batch_norm(step, body, [run for run in runs if run.function == key])
         return list(steps.values())
+
+    def _check_batch_norm(self, step: Step, body: List[cst.CSTNode], runs: List[Run]) -> None:
+        """A Keras batch normalization called with ``training`` updates its moving
+        statistics at that call; TF1's only when its UPDATE_OPS run, which the
+        model-code rule saw guarding a train op. So a sess.run that computes a
+        training batch norm must run such a train op (or feed ``training`` False)."""
+        facts = self._layer_facts
+        if facts is None or not facts.batch_norm:
+            return
+        guarded = any(self._stmts[j].writes & facts.update_guarded
+                      for j in step.statements if j in self._train)
+        if guarded:
+            return
+        for j in step.statements:
+            for call in _calls_in(body[j]):
+                if not (isinstance(call.func, cst.Name) and call.func.value in facts.batch_norm):
+                    continue
+                training = next((a.value for a in call.args if a.keyword is not None
+                                 and a.keyword.value == "training"), None)
+                if training is None or _is_false(training) or (
+                        isinstance(training, cst.Name) and training.value in self._placeholders
+                        and runs and all(_fed_false(run, training.value) for run in runs)):
+                    continue
+                self._bail(TS108.code, call, f"batch normalization `{call.func.value}` with "
+                           f"training={code_of(training)} in sess.run({code_of(step.fetch)}), "
+                           "which runs no train op under control_dependencies(UPDATE_OPS): TF1 "
+                           "leaves its moving statistics there, a Keras layer would update them")
 
     def _check_free_uses(self, module: cst.Module, body: List[cst.CSTNode], start: int,
                          runs: List[Run]) -> None:
@@ -199,10 +227,6 @@ class StepFunctions:
                 self.record_change(body[i], "graph code no sess.run fetches: removed")
         for i in self._randoms:
             for call in self._randoms[i]:
-                if self._seeded:
-                    self.report(TS113.code, call, "seeded random ops give a different stream in "
-                                "eager TF2 (tf.set_random_seed vs tf.random.set_seed)")
-                    raise Bail()
                 self.report(TS116.code, call, "random op recomputed at each step: the legacy run "
                             "and the migrated run draw different numbers", changes_numbers=True)
         for p, call in self._placeholders.items():
@@ -245,7 +269,8 @@ class StepFunctions:
                         self._snapshots[name] = f"{name}_value"
                         lines.append(cst.parse_statement(f"{name}_value = {name}()"))
             node = self._rewrites.get(j, body[j]).deep_clone()
-            if j in self._train and not (self._stmts[j].writes & read_later):
+            if j in self._train and not (self._stmts[j].writes & (read_later | (
+                    set(step.names) if j in self._assigns else set()))):
                 small = node.body[0]
                 node = node.with_changes(body=[cst.Expr(small.value)])  # its value is never read
             keep = [ln for ln in node.leading_lines if ln.comment is not None]
@@ -295,6 +320,8 @@ class StepFunctions:
         n = name.value
         tf = self._alias
         defs = [j for j in self._graph if n in self._stmts[j].writes]
+        if defs and max(defs) in self._assigns:  # the variable's value after the assignment
+            return cst.Name(n) if self._tf_function else cst.parse_expression(f"{n}.numpy()")
         if defs and max(defs) in self._train:
             return cst.Name("None")
         if n in self._snapshots:
@@ -370,6 +397,27 @@ def _literal_dtype(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     return None
 
 
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _fed_false(run: Run, placeholder: str) -> bool:
+    """``run`` feeds ``placeholder`` a literal False."""
+    return any(name == placeholder and value is not None and _is_false(value)
+               for name, value in run.feeds)
+
+
+def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
+    found: List[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found
+
+
 def _names_in(node: cst.CSTNode) -> List[cst.Name]:
     found: List[cst.Name] = []
 
@@ -407,5 +455,32 @@ def loaded_names(node: cst.CSTNode) -> List[cst.Name]:
         def visit_Name(self, n: cst.Name) -> None:
             found.append(n)
 
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            # a function's parameters and locals are its own, not the module's
+            params = (*n.params.params, *n.params.posonly_params, *n.params.kwonly_params)
+            local = {p.name.value for p in params}
+            for star in (n.params.star_arg, n.params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    local.add(star.name.value)
+            local |= names_of(n.body)[1] - _declared_global(n.body)
+            for p in params:
+                if p.default is not None:
+                    p.default.visit(self)
+            for d in n.decorators:
+                d.visit(self)
+            found.extend(m for m in loaded_names(n.body) if m.value not in local)
+            return False
+
     node.visit(_V())
     return found
+
+
+def _declared_global(body: cst.CSTNode) -> Set[str]:
+    out: Set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Global(self, n: cst.Global) -> None:
+            out.update(item.name.value for item in n.names)
+
+    body.visit(_V())
+    return out

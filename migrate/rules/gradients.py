@@ -191,6 +191,13 @@ class _Plan:
     moved: Dict[int, List[int]] = field(default_factory=dict)
 
 
+def _owned_variables(element: cst.BaseElement) -> bool:
+    """``*owner.trainable_variables`` in a list of sources."""
+    v = element.value
+    return isinstance(element, cst.StarredElement) and isinstance(v, cst.Attribute) \
+        and isinstance(v.value, cst.Name) and v.attr.value == "trainable_variables"
+
+
 def _is_main_guard(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.If) and "__name__" in code_of(node.test)
 
@@ -340,6 +347,15 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 isinstance(e.value, cst.Name) for e in xs.elements):
             gc.xs = [e.value.value for e in xs.elements]
             gc.xs_is_list = True
+        elif isinstance(xs, (cst.List, cst.Tuple)) and xs.elements and all(
+                _owned_variables(e) or isinstance(e.value, cst.Name) for e in xs.elements):
+            # [w, *dense.trainable_variables]: layers' variables, made by the
+            # calls the tape records (so never watched by hand), beside variables
+            gc.xs = [e.value.value.value if _owned_variables(e) else e.value.value
+                     for e in xs.elements]
+            gc.xs_is_list = True
+            self._variable_owners.update(e.value.value.value for e in xs.elements
+                                         if _owned_variables(e))
         elif isinstance(xs, cst.Attribute) and isinstance(xs.value, cst.Name) \
                 and xs.attr.value == "trainable_variables":
             # a make_template function's variables: a list of trainable variables,

@@ -245,7 +245,7 @@ AUDITED_EAGER_COMPAT = frozenset({
 #: v1 initialiser -> index of its ``seed`` parameter (checked against the installed
 #: signatures by tests/migrate/rules/test_tables.py). Eager TF2 draws another stream
 #: from an op seed than a v1 graph (each call of a seeded eager op advances one
-#: kernel's state; each graph op has its own): such a call blocks tape form (TS113).
+#: kernel's state; each graph op has its own): such a call is reported (TS113).
 SEEDED_INITIALIZERS: Dict[str, int] = {
     "truncated_normal_initializer": 2, "glorot_uniform_initializer": 0,
     "glorot_normal_initializer": 0, "variance_scaling_initializer": 3,

@@ -108,17 +108,21 @@ TS112 = CodeInfo(
 TS113 = CodeInfo(
     code="TS113",
     name="seeded-random-stream",
-    severity=Severity.WARNING,
-    blocks_tape=True,
-    summary="seeded random ops give a different stream in eager TF2",
-    what="Finds random ops in a file that sets a graph-level or op-level seed.",
-    why="`tf.set_random_seed(0)` and `tf.random.set_seed(0)` give different "
-        "streams (docs/tf1-vs-tf2.md, section 5): a tape-form file would start from other "
-        "numbers than the legacy run.",
+    severity=Severity.INFO,
+    summary="seeded random ops: TF2 draws another stream from the same seed",
+    what="Notes a file that sets a graph-level seed (`tf.set_random_seed`) or gives random "
+         "ops or initialisers an op-level seed. The file is converted: the seed becomes "
+         "`tf.random.set_seed`, op seeds are kept.",
+    why="`tf.set_random_seed(0)` and `tf.random.set_seed(0)` give different streams "
+        "(docs/tf1-vs-tf2.md, section 5): the migrated program is as reproducible as the "
+        "legacy one, run after run, but starts from other random numbers, so a "
+        "number-by-number comparison of the two differs unless both draw from one stream "
+        "(`tapeshift verify --align-random`).",
     example="tf.set_random_seed(0)\nW = tf.Variable(tf.random_normal([2, 2]))",
-    use_instead="Carry the initial values over explicitly (e.g. from a checkpoint "
-                "or a NumPy array), or use stateless random ops with fixed seeds.",
-    fix_safety=COMPAT_SAFETY,
+    use_instead="tf.random.set_seed(0)\nW = tf.Variable(tf.random.normal([2, 2]))   "
+                "# compare with: tapeshift verify --align-random legacy.py migrated.py",
+    fix_safety="Changes numbers: the random draws differ from the legacy run's (as the draws "
+               "of two differently seeded runs do); everything computed from them follows.",
 )
 
 TS115 = CodeInfo(
@@ -153,6 +157,9 @@ TS116 = CodeInfo(
                "the drawn values differ, as between any two unseeded runs.",
 )
 
+
+SEEDED_MESSAGE = ("seeded random ops: TF2 draws other numbers from the same seed than the TF1 "
+                  "graph did (compare the two runs with `tapeshift verify --align-random`)")
 
 #: TF functions whose result changes state (or prints) each time it runs.
 STATEFUL = frozenset({
@@ -314,19 +321,15 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                             "values at every sess.run, but once in eager code")
                 blocked = True
             elif seeded:
-                self.report(TS113.code, call, "seeded random ops give a different stream in eager "
-                            "TF2 (tf.set_random_seed vs tf.random.set_seed)")
-                blocked = True
-                seed_calls = []
+                continue  # reported once, at the seed, below
             else:
                 self.report(TS116.code, call, "random initial value: the legacy run and the "
                             "migrated run draw different numbers (unseeded in both)",
                             changes_numbers=True)
-        for call in seed_calls[:1]:
+        if seeded and (seed_calls or randoms):
             # initialisers of layers, keras, get_variable ... are seeded by it too
-            self.report(TS113.code, call, "the file seeds TensorFlow's random streams; eager TF2 "
-                        "draws different numbers from the same seed")
-            blocked = True
+            self.report(TS113.code, (seed_calls or [randoms[0][0]])[0], SEEDED_MESSAGE,
+                        changes_numbers=True)
 
         # every use of a session name must be .run(...) / .close() / its binding
         for name, parent, grand, great, line in uses:

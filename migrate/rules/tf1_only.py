@@ -150,8 +150,9 @@ class TF1OnlyNames(TapeshiftCodemod):
         if seed is None and len(positional) > index:
             seed = positional[index].value
         if seed is not None and not (isinstance(seed, cst.Name) and seed.value == "None"):
-            self.report(TS113.code, node, f"{code_of(node.func)}(seed={code_of(seed)}): seeded "
-                        "random ops give a different stream in eager TF2")
+            self.report(TS113.code, node, f"{code_of(node.func)}(seed={code_of(seed)}): TF2 draws "
+                        "other numbers from this seed than the TF1 graph did",
+                        changes_numbers=True)
         else:
             self.report(TS116.code, node, f"{code_of(node.func)}: random initial values: the "
                         "legacy run and the migrated run draw different numbers (unseeded "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.walk import walk
 
 VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
@@ -33,6 +34,10 @@ class KindMixin:
 
     def expr_kind(self, expr: cst.BaseExpression, kinds: dict) -> str:
         if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name):
+                facts = self.shared.get(MODEL_CODE)
+                if facts is not None and expr.func.value in facts.layers:
+                    return "tensor"  # a layer object the model-code rule made, called
             name = self.tf_api_name(expr.func)
             if name is None:
                 return "unknown"
@@ -91,9 +96,19 @@ class KindMixin:
                 else:
                     elements.pop(name, None)
             elif isinstance(target, (cst.Tuple, cst.List)):
-                # g1, g2 = tf.gradients(l, [a, b]) -> elements are tensors
+                # g1, g2 = tf.gradients(l, [a, b]) -> elements are tensors;
+                # a, b = [tf.Variable(p) for p in init] -> what the maker makes
                 vk = self.expr_kind(node.value, kinds)
+                value = node.value
+                made = value.elt if isinstance(value, cst.ListComp) else (
+                    value.elements[0].value if isinstance(value, (cst.List, cst.Tuple))
+                    and value.elements else None)
+                ek = self.expr_kind(made, kinds) if isinstance(made, cst.Call) else "unknown"
+                if ek == "variable" and isinstance(value, (cst.List, cst.Tuple)) and any(
+                        self.expr_kind(e.value, kinds) != "variable" for e in value.elements):
+                    ek = "unknown"
                 for el in target.elements:
                     if isinstance(el.value, cst.Name):
-                        kinds[el.value.value] = "tensor" if vk == "list" else "unknown"
+                        kinds[el.value.value] = "tensor" if vk == "list" else (
+                            "variable" if ek == "variable" else "unknown")
         return kinds, elements

@@ -70,7 +70,7 @@ def test_compat_v1_import_keeps_v1_meaning():
     assert "tf.compat.v1.zeros_initializer(dtype=tf.float32)" in result.output
 
 
-def test_seeded_v1_namesake_blocks_tape_form_in_tf1_file():
+def test_seeded_v1_namesake_is_kept_and_noted_in_tf1_file():
     source = """
         import tensorflow as tf
         x = tf.placeholder(tf.float32, [2])
@@ -81,8 +81,9 @@ def test_seeded_v1_namesake_blocks_tape_form_in_tf1_file():
             print(sess.run(y, {x: [1., 2.]}))
     """
     result = migrate(source)
-    assert result.mode == "compat"
-    assert [f.code for f in result.findings][:1] == ["TS113"]
+    assert result.mode == "tape"
+    assert "tf.compat.v1.random_normal_initializer(seed=1)([2])" in result.output
+    assert [(f.code, f.changes_numbers) for f in result.findings] == [("TS113", True)]
 
 
 @pytest.mark.tf

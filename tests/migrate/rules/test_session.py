@@ -1,7 +1,10 @@
 """SessionToEager: Session blocks dissolve, sess.run(fetch) becomes the value."""
 
+from textwrap import dedent
+
 from libcst.codemod import CodemodTest
 
+from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.rules.session import SessionToEager
 
 
@@ -244,25 +247,38 @@ class TestSession(CodemodTest):
             "TS108 2:5: a random op outside a variable initialiser draws new values at "
             "every sess.run, but once in eager code"])
 
-    def test_warns_and_skips_seeded_initialiser(self) -> None:
+    def test_notes_seeded_initialiser_once_at_the_seed(self) -> None:
+        # TS113 is informational: the file converts; the note is on the seed
         before = """
             import tensorflow as tf
             tf.set_random_seed(0)
             W = tf.Variable(tf.random_normal([2]))
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                print(sess.run(W))
         """
-        self.assertCodemod(before, before, expected_warnings=[
-            "TS113 3:17: seeded random ops give a different stream in eager TF2 "
-            "(tf.set_random_seed vs tf.random.set_seed)"])
+        after = """
+            import tensorflow as tf
+            tf.set_random_seed(0)
+            W = tf.Variable(tf.random_normal([2]))
+            print(W.numpy())
+        """
+        self.assertCodemod(before, after, expected_warnings=[])
+        result = migrate_source(dedent(before).lstrip(), "seeded.py")
+        assert result.mode == "tape"
+        assert "tf.random.set_seed(0)" in result.output
+        notes = [(f.code, f.line, f.column, f.changes_numbers) for f in result.findings]
+        assert notes == [("TS113", 2, 1, True)]
 
-    def test_warns_and_skips_seeded_file(self) -> None:
+    def test_notes_seeded_file(self) -> None:
         before = """
             import tensorflow as tf
             tf.set_random_seed(1)
             layer = tf.keras.layers.Dense(3)
         """
-        self.assertCodemod(before, before, expected_warnings=[
-            "TS113 2:1: the file seeds TensorFlow's random streams; eager TF2 draws "
-            "different numbers from the same seed"])
+        self.assertCodemod(before, before, expected_warnings=[])
+        result = migrate_source(dedent(before).lstrip(), "seeded.py")
+        assert [(f.code, f.line) for f in result.findings] == [("TS113", 2)]
 
     def test_unseeded_random_initialiser_converts_with_a_note(self) -> None:
         before = """
