@@ -157,15 +157,15 @@ class VariableStore:
         """``with tf.variable_scope(name, default_name=, reuse=, initializer=, dtype=):``;
         ``reuse`` is :data:`REUSE`, :data:`AUTO` or None (inherit)."""
         parent = self.scope
-        written = name
         if name is None:
             if default_name is None:
                 raise StoreError("tf.variable_scope with neither a name nor default_name")
             if reuse is not None:
                 raise StoreError(f"tf.variable_scope(default_name={default_name!r}) with reuse: TF1 "
                                  "raises (reuse=True cannot be used without a name_or_scope)")
-            written = default_name
-            name = self._unique_scope(default_name)
+            written, name = default_name, self._unique_scope(default_name)
+        else:
+            written = name
         # the name scope is the name as written ("a/b" opens "a/b"; default_name, not
         # the unique variable-scope name), made unique
         name_scope = self._unique_name(_join(parent.name_scope, written))
