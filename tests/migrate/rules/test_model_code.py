@@ -269,6 +269,62 @@ class TestModelCode(CodemodTest):
         """
         self.assertCodemod(dedent(before), dedent(after))
 
+    def test_class_build_methods_keep_their_variables_on_the_object(self) -> None:
+        # an eval and a target network built by the same lines: one attribute per variable
+        before = """\
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self, n):
+                    self.n = n
+                    self._build_net()
+                    t_params = tf.get_collection("target_params")
+                    e_params = tf.get_collection("eval_params")
+                    self.replace = [tf.assign(t, e) for t, e in zip(t_params, e_params)]
+
+                def _build_net(self):
+                    init = tf.constant_initializer(0.1)
+                    c_names = ["eval_params", tf.GraphKeys.GLOBAL_VARIABLES]
+                    with tf.variable_scope("eval_net"):
+                        w = tf.get_variable("w", [self.n, 2], initializer=init, collections=c_names)
+                        self.q = tf.matmul(self.s, w)
+                    c_names = ["target_params", tf.GraphKeys.GLOBAL_VARIABLES]
+                    with tf.variable_scope("target_net"):
+                        w = tf.get_variable("w", [self.n, 2], initializer=init, collections=c_names)
+                        self.fc = tf.layers.dense(self.s, 2, name="fc")
+                        self.q_next = tf.matmul(self.s, w)
+
+                def act(self, s):
+                    return self.q
+        """
+        after = """\
+            import tensorflow as tf
+            import tf_keras
+
+            class Agent:
+                def __init__(self, n):
+                    self.n = n
+                    self._build_net()
+                    t_params = [self.target_net_w]
+                    e_params = [self.eval_net_w]
+                    self.replace = [tf.assign(t, e) for t, e in zip(t_params, e_params)]
+
+                def _build_net(self):
+                    init = tf.constant_initializer(0.1)
+                    c_names = ["eval_params", tf.GraphKeys.GLOBAL_VARIABLES]
+                    self.eval_net_w = tf.Variable(init([self.n, 2]), name="eval_net/w")
+                    self.q = tf.matmul(self.s, self.eval_net_w)
+                    c_names = ["target_params", tf.GraphKeys.GLOBAL_VARIABLES]
+                    self.target_net_w = tf.Variable(init([self.n, 2]), name="target_net/w")
+                    self.fc_layer = tf_keras.layers.Dense(2, name="target_net/fc")
+                    self.fc = self.fc_layer(self.s)
+                    self.q_next = tf.matmul(self.s, self.target_net_w)
+
+                def act(self, s):
+                    return self.q
+        """
+        self.assertCodemod(dedent(before), dedent(after))
+
     def test_model_functions_are_left_to_the_feeds_rule(self) -> None:
         code = dedent("""\
             import tensorflow as tf
@@ -280,6 +336,14 @@ class TestModelCode(CodemodTest):
 
 
 NOT_STATIC = [
+    pytest.param("""\
+        import tensorflow as tf
+        class Net:
+            def __init__(self):
+                self.x = 1
+            def build(self, x):
+                return tf.layers.dense(x, 2)
+    """, "2:1: model code in `Net.build`, which may run more than once", id="method-run-again"),
     pytest.param("""\
         import tensorflow as tf
         for units in (3, 2):

@@ -1,0 +1,455 @@
+"""The model-code rule's rewrite of one statement's calls: get_variable, tf.Variable, tf.layers, collections.
+
+Part of :mod:`tapeshift.migrate.rules.model_code`: the rule walks the statements
+in the order the TF1 program runs them and hands each to :class:`CallRewriter`,
+which asks the rule's :class:`~tapeshift.migrate.engine.toolkit.variable_store.VariableStore`
+what each call means and writes its TF2 form.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
+
+#: ``tf.get_variable``'s parameters, in order
+GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable",
+                "collections", "caching_device", "partitioner", "validate_shape",
+                "use_resource", "custom_getter", "constraint", "synchronization", "aggregation")
+_FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16", "half", "double")
+
+
+def is_initializer_api(api: str) -> bool:
+    last = api.rpartition(".")[2]
+    return (last.endswith("_initializer") or api.startswith(("initializers.", "keras.initializers."))
+            or last in ("glorot_uniform", "glorot_normal", "he_normal", "he_uniform",
+                        "lecun_normal", "lecun_uniform", "variance_scaling", "orthogonal"))
+
+
+class CallRewriter(cst.CSTTransformer):
+    """Rewrites the model calls of one statement, innermost first (the order Python
+    evaluates them, so the order TF1 created the variables); creation statements
+    that must come before it collect in ``before``."""
+
+    def __init__(self, rule: Any, target: Optional[str]) -> None:
+        # rule: the ModelCode rule (its module imports this one)
+        super().__init__()
+        self.rule = rule
+        self.store = rule._store
+        self.target = target
+        #: what the statement's own target becomes (a local made an attribute in a class)
+        self.target_handle: Optional[str] = None
+        self.before: List[cst.SimpleStatementLine] = []
+        self.changed = False
+        self._top: Optional[cst.Call] = None
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) \
+                and isinstance(node.body[0].value, cst.Call):
+            self._top = node.body[0].value
+        return True
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        rule = self.rule
+        api = rule._model_api(original_node)
+        if api is None:
+            return updated_node
+        top = original_node is self._top and self.target is not None
+        self.changed = True
+        try:
+            if api == "get_variable":
+                return self._get_variable(original_node, updated_node, top)
+            if api in ("Variable", "VariableV1"):
+                return self._variable(original_node, updated_node, top)
+            if api.startswith("layers."):
+                return self._layer(api[len("layers."):], original_node, updated_node, top)
+            if api in ("get_collection", "trainable_variables", "global_variables"):
+                return self._collection(api, original_node)
+        except StoreError as exc:
+            rule._fail(original_node, str(exc))
+        rule._fail(original_node, f"`{code_of(original_node.func)}(...)` is not converted here")
+        raise AssertionError
+
+    # -- tf.get_variable ----------------------------------------------------
+    def _get_variable(self, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
+        rule = self.rule
+        args = bind(call, GET_VARIABLE)
+        name = rule._const_str(args.get("name"))
+        if name is None:
+            rule._fail(original, f"`{code_of(original)}`: a variable named by a computed value")
+        for key in ("regularizer", "caching_device", "partitioner", "custom_getter"):
+            if key in args and not is_none(args[key]):
+                rule._fail(original, f"tf.get_variable({key}=...) is not converted")
+        trainable = "trainable" not in args or not is_false(args["trainable"])
+        handle = self._own_handle(top, name)
+        collections = self._collections(original, bind(original, GET_VARIABLE).get("collections"))
+        entry, created = self.store.get_variable(name, handle or "", trainable,
+                                                 {"collections": collections})
+        if not created:
+            rule.record_change(original, f"tf.get_variable(\"{name}\") reuses `{entry.handle}` "
+                               f"({entry.name})")
+            return cst.parse_expression(entry.handle)
+        value = self._initial_value(original, args, bind(original, GET_VARIABLE))
+        kwargs = [("name", cst.SimpleString(f'"{entry.name}"'))]
+        if not trainable:
+            kwargs.append(("trainable", cst.Name("False")))
+        for key in ("validate_shape", "constraint", "synchronization", "aggregation"):
+            if key in args:
+                kwargs.append((key, args[key]))
+        new = _call(f"{rule._alias}.Variable", [value], kwargs)
+        rule.record_change(original, f"tf.get_variable -> tf.Variable named \"{entry.name}\", "
+                           "created once")
+        if handle is not None:
+            entry.handle = handle
+            return new
+        entry.handle = rule.handle(name.rpartition("/")[2], None, entry.name)
+        self.before.append(_assign(entry.handle, new))
+        return cst.parse_expression(entry.handle)
+
+    def _own_handle(self, top: bool, tf1_name: str) -> Optional[str]:
+        """The statement's own target as the variable's handle, when it can be one:
+        a module name bound once, ``self.x``, or (in a class) a local made an attribute."""
+        rule = self.rule
+        if not top:
+            return None
+        if self.target.startswith("self."):
+            return self.target
+        if rule._class is not None:
+            self.target_handle = rule.handle(self.target, self.target,
+                                             rule._store.scope.name + "/" + tf1_name
+                                             if rule._store.scope.name else tf1_name)
+            return self.target_handle
+        return self.target if _bound_once(rule, self.target) else None
+
+    def _collections(self, original: cst.Call, expr: Optional[cst.BaseExpression]) -> Set[str]:
+        """The custom collections ``collections=[...]`` puts a variable in (TF1 adds
+        it to those instead of GLOBAL_VARIABLES, which must be listed too)."""
+        rule = self.rule
+        if expr is None or is_none(expr):
+            return set()
+        value = rule.bound(expr)
+        if not isinstance(value, (cst.List, cst.Tuple)):
+            rule._fail(original, f"collections={code_of(expr)} is not a list the codemod can read")
+        keys = [rule.collection_key(e.value) for e in value.elements]
+        if None in keys or "global" not in keys:
+            rule._fail(original, f"collections={code_of(value)}: only lists of named collections "
+                       "with tf.GraphKeys.GLOBAL_VARIABLES are converted")
+        return {k[len("custom:"):] for k in keys if k is not None and k.startswith("custom:")}
+
+    def _initial_value(self, original: cst.Call, args, source) -> cst.BaseExpression:
+        """``args``: the call's arguments as rewritten so far (what is written out);
+        ``source``: the original ones (what TensorFlow names are read from)."""
+        rule = self.rule
+        scope = self.store.scope
+        shape = args.get("shape")
+        dtype = args.get("dtype")
+        init = args.get("initializer")
+        init_source = source.get("initializer")
+        if init is not None and is_none(init):
+            init = init_source = None
+        if init is None and scope.initializer is not None:
+            init = cst.parse_expression(scope.initializer)
+            init_source = scope.initializer_node
+        if dtype is None and scope.dtype is not None:
+            dtype = cst.parse_expression(scope.dtype)
+        tf = rule._alias
+        if init is None:
+            if shape is None:
+                rule._fail(original, "tf.get_variable without a shape or an initializer")
+            dtype_name = code_of(dtype).rpartition(".")[2] if dtype is not None else "float32"
+            if dtype_name not in _FLOAT_DTYPES:  # TF1's default for integers and booleans
+                return _call(f"{tf}.zeros", [shape, dtype], [])
+            init = cst.parse_expression(f"{tf}.compat.v1.glorot_uniform_initializer()")
+            return cst.Call(func=init, args=[cst.Arg(shape)] + (
+                [cst.Arg(dtype)] if dtype is not None else []))
+        kind = self._initializer_kind(init_source)
+        if kind == "initializer":
+            if shape is None:
+                rule._fail(original, "tf.get_variable with an initializer and no shape")
+            if isinstance(init, (cst.Name, cst.Attribute)) and self._is_class(init_source):
+                init = cst.Call(func=init)
+            return cst.Call(func=init, args=[cst.Arg(shape)] + (
+                [cst.Arg(dtype)] if dtype is not None else []))
+        if kind == "value":
+            if shape is not None:
+                rule._fail(original, "tf.get_variable with a value initializer and a shape "
+                           "(TF1 raises here)")
+            return init
+        rule._fail(original, f"initializer={code_of(init)}: the codemod cannot tell whether it is "
+                   "an initializer or a value")
+        raise AssertionError
+
+    def _is_class(self, expr: cst.BaseExpression) -> bool:
+        api = self.rule.tf_api_name(expr)
+        return api is not None and is_initializer_api(api)
+
+    def _initializer_kind(self, expr: cst.BaseExpression) -> Optional[str]:
+        rule = self.rule
+        if isinstance(expr, cst.Name) and rule.tf_api_name(expr) is None:
+            expr = rule.bound(expr)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.List, cst.Tuple, cst.UnaryOperation)):
+            return "value"
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return "initializer" if self._is_class(expr) else None
+        if isinstance(expr, cst.Call):
+            api = rule.tf_api_name(expr.func)
+            if api is not None:
+                return "initializer" if is_initializer_api(api) else "value"
+            func = code_of(expr.func)
+            if func.startswith(("np.", "numpy.")):
+                return "value"
+            if "initializer" in func.rpartition(".")[2]:
+                return "initializer"  # tf_slim.xavier_initializer() and the like
+        return None
+
+    # -- tf.Variable in a scope -------------------------------------------
+    def _variable(self, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
+        rule = self.rule
+        named = next((a for a in call.args if a.keyword is not None and a.keyword.value == "name"),
+                     None)
+        given = rule._const_str(named.value) if named is not None else None
+        if named is not None and given is None:
+            rule._fail(original, f"`{code_of(original)}`: a variable named by a computed value")
+        full = self.store.variable_name(given)
+        trainable = not any(a.keyword is not None and a.keyword.value == "trainable"
+                            and is_false(a.value) for a in call.args)
+        handle = self._own_handle(top, full.rpartition("/")[2]) or ""
+        self.store.add_variable(full, handle, trainable)
+        if full == (given or "Variable") or full.rpartition("/")[0] == "":
+            self.changed = bool(self.before)
+            return call  # no scope: TF2 names it as TF1 did
+        rule.record_change(original, f"tf.Variable named \"{full}\", as TF1 named it in its scope")
+        new_name = cst.SimpleString(f'"{full}"')
+        if named is not None:
+            return call.with_changes(args=[a.with_changes(value=new_name) if a is named else a
+                                           for a in call.args])
+        return call.with_changes(args=[*call.args, _kwarg("name", new_name)])
+
+    # -- tf.layers ----------------------------------------------------------
+    def _layer(self, fn: str, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
+        rule = self.rule
+        spec = LAYERS.get(fn)
+        if spec is None:
+            rule._fail(original, f"tf.layers.{fn} is not converted to a layer object")
+        params = ("inputs", *spec.params)
+        args = bind(call, params)
+        if any(a.star for a in call.args):
+            rule._fail(original, f"`tf.layers.{fn}(*args)` is not converted")
+        if "inputs" not in args:
+            rule._fail(original, f"tf.layers.{fn} without inputs")
+        name = None
+        if "name" in args and not is_none(args["name"]):
+            name = rule._const_str(args["name"])
+            if name is None:
+                rule._fail(original, f"`{code_of(original)}`: a layer named by a computed value")
+        reuse = None
+        if "reuse" in args:
+            mode = rule._reuse(bind(original, params)["reuse"], original)
+            reuse = True if mode == REUSE else None
+            if mode == AUTO:
+                rule._fail(original, f"tf.layers.{fn}(reuse=tf.AUTO_REUSE) is not converted")
+        ctor = [(k, v) for k, v in args.items()
+                if k not in ("inputs", *STORE_ARGS, *spec.call)]
+        signature = " ".join(f"{k}={code_of(v)}" for k, v in ctor)
+        entry, created = self.store.layer(name, fn, "", reuse, {"signature": signature})
+        if not created:
+            if entry.info.get("signature") != signature:
+                rule._fail(original, f"layer {entry.name} is reused with other arguments "
+                           "(TF1 would reuse the variables, not the configuration)")
+        else:
+            base = name.rpartition("/")[2] if name else (
+                self.target.rpartition(".")[2] if top and self.target else fn)
+            if name and base in rule._taken or not name:
+                base = f"{base}_layer" if not base.endswith("layer") else base
+            entry.handle = rule.handle(base, None, entry.name)
+            # the arguments written by position stay so where the class takes them there
+            written = sum(1 for a in call.args if a.keyword is None) - 1
+            kept = params[1:1 + max(0, min(written, spec.positional))]
+            pos = [args[k] for k in kept]
+            kw = [(k, v) for k, v in ctor if k not in kept]
+            if spec.variables or name is not None:
+                kw = [*kw, ("name", cst.SimpleString(f'"{entry.name}"'))]
+            self.before.append(_assign(entry.handle, _call(f"tf_keras.layers.{spec.cls}", pos, kw)))
+            rule._keras = True
+            rule._facts.layers[entry.handle] = entry
+            if fn == "batch_normalization":
+                rule._facts.batch_norm.add(entry.handle)
+            rule.record_change(original, f"tf.layers.{fn} -> `{entry.handle} = tf_keras.layers."
+                               f"{spec.cls}(...)`, created once" + (
+                                   f" (variables {entry.name}/...)" if spec.variables else ""))
+            if rule._first_layer is None:
+                rule._first_layer = original
+        extra = [(k, args[k]) for k in spec.call if k in args]
+        if not created:
+            rule.record_change(original, f"tf.layers.{fn} reuses `{entry.handle}` ({entry.name})")
+        call = _call("layer", [args["inputs"]], extra)
+        return call.with_changes(func=cst.parse_expression(entry.handle))
+
+    # -- collections --------------------------------------------------------
+    def _collection(self, api: str, original: cst.Call) -> cst.BaseExpression:
+        rule = self.rule
+        if api == "get_collection":
+            key = rule._collection_key(original)
+            if key is None or key == "update" or (key.startswith("custom:") and not any(
+                    key[len("custom:"):] in e.info.get("collections", ())
+                    for e in self.store.entries.values())):
+                rule._fail(original, f"`{code_of(original)}`: only the variable collections "
+                           "are converted")
+            args = bind(original, ("key", "scope"))
+        else:
+            key = "trainable" if api == "trainable_variables" else "global"
+            args = bind(original, ("scope",))
+        scope = None
+        if "scope" in args and not is_none(args["scope"]):
+            scope = rule._const_str(args["scope"])
+            if scope is None:
+                rule._fail(original, f"`{code_of(original)}`: a scope named by a computed value")
+        if key == "global" and rule._slots is not None:
+            line, _ = rule.position(rule._slots)
+            rule._fail(original, f"`{code_of(original)}` also holds the slot variables of the "
+                       f"optimizer step on line {line}, which TF2 keeps in the optimizer "
+                       "(list the variables before the optimizer, or the trainable ones)")
+        entries = self.store.collection(scope, trainable_only=key == "trainable")
+        if key.startswith("custom:"):  # collections=[...] of get_variable
+            entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
+        elements: List[cst.BaseElement] = []
+        for entry in entries:
+            if not entry.handle:
+                rule._fail(original, f"the collection holds {entry.name}, which is bound to no "
+                           "name the codemod can use")
+            if entry.kind == "variable":
+                elements.append(cst.Element(cst.parse_expression(entry.handle)))
+            else:
+                attr = "trainable_variables" if key == "trainable" else "variables"
+                elements.append(cst.StarredElement(cst.Attribute(
+                    cst.parse_expression(entry.handle), cst.Name(attr))))
+        rule.record_change(original, f"`{' '.join(code_of(original).split())}` -> the "
+                           f"{len(entries)} variable(s)/layer(s) TF1's collection held here")
+        return cst.List(elements)
+
+
+# ----------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------
+def bind(call: cst.Call, params: Sequence[str]) -> Dict[str, cst.BaseExpression]:
+    """Arguments by parameter name (positional ones by place); keeps call order."""
+    out: Dict[str, cst.BaseExpression] = {}
+    for k, arg in enumerate(call.args):
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            out[arg.keyword.value] = arg.value
+        elif k < len(params):
+            out[params[k]] = arg.value
+    return out
+
+
+def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value, keyword=cst.Name(name),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+
+
+def _call(func: str, positional: Sequence[cst.BaseExpression],
+          keywords: Sequence[Tuple[str, cst.BaseExpression]]) -> cst.Call:
+    args = [cst.Arg(v) for v in positional] + [_kwarg(k, v) for k, v in keywords]
+    return cst.Call(func=cst.parse_expression(func), args=args)
+
+
+def _assign(target: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.parse_expression(target))],
+                                               value)])
+
+
+def single_target(stmt: cst.SimpleStatementLine) -> Optional[str]:
+    """The one target of ``x = ...`` or ``self.x = ...``, as code."""
+    if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) \
+            and len(stmt.body[0].targets) == 1:
+        target = stmt.body[0].targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == "self":
+            return f"self.{target.attr.value}"
+    return None
+
+
+def assigned_names(stmt: cst.CSTNode) -> Set[str]:
+    out: Set[str] = set()
+    for n in nodes(stmt):
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
+            out.add(n.target.value)
+    return out
+
+
+def _bound_once(rule: Any, name: Optional[str]) -> bool:
+    return name is not None and rule._assignments.get(name, 0) == 1
+
+
+def is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def is_main_guard(stmt: cst.If) -> bool:
+    return "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
+
+
+def assignment_counts(module: cst.Module) -> Dict[str, int]:
+    """How often each name is bound anywhere in the module (a loop, augmented
+    assignment or parameter counts twice: bound more than once when it runs)."""
+    counts: Dict[str, int] = {}
+    for n in nodes(module):
+        if isinstance(n, cst.AssignTarget):
+            for name in _target_names(n.target):
+                counts[name] = counts.get(name, 0) + 1
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            for name in _target_names(n.target):
+                counts[name] = counts.get(name, 0) + 2
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            for name in _target_names(n.target):
+                counts[name] = counts.get(name, 0) + 2
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            counts[n.name.value] = counts.get(n.name.value, 0) + 1
+        elif isinstance(n, cst.AsName) and isinstance(n.name, cst.Name):
+            counts[n.name.value] = counts.get(n.name.value, 0) + 1
+        elif isinstance(n, cst.Param):
+            counts[n.name.value] = counts.get(n.name.value, 0) + 2
+    return counts
+
+
+def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst.BaseExpression]:
+    """Names bound exactly once in the whole module, at module level, to their value."""
+    out: Dict[str, cst.BaseExpression] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name) \
+                        and counts.get(small.targets[0].target.value) == 1:
+                    out[small.targets[0].target.value] = small.value
+    return out
+
+
+def _target_names(target: cst.CSTNode) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []

@@ -1,0 +1,143 @@
+"""The model-code rule in a class: the methods that build the model once, and where their variables live.
+
+Part of :mod:`tapeshift.migrate.rules.model_code`. TF1 agents and models build
+their graph in ``__init__`` and the ``_build_*`` methods it calls; those run once
+per object, so their variable scopes, ``get_variable`` calls and layers can be
+replayed like module-level code. What they make must outlive the method (other
+methods compute with it, ``tf.get_collection`` in ``__init__`` lists it), so
+each variable or layer is kept on the object: ``w1 = tf.get_variable("w1",
+...)`` in ``_build_net`` becomes ``self.w1 = tf.Variable(..., name="eval_net/l1/w1")``
+and the method's later reads of ``w1`` read ``self.w1``. A local bound to two
+variables (an eval and a target network built by the same lines) gets one
+attribute per variable, named after the TF1 name (``self.eval_net_l1_w1``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.walk import nodes
+
+
+@dataclass
+class ClassContext:
+    node: cst.ClassDef
+    methods: Dict[str, cst.FunctionDef]
+    #: ``__init__`` and the methods only the once-run methods call
+    once: Set[str]
+    #: attribute names the class uses on ``self`` (and those made so far)
+    attrs: Set[str]
+    #: how often each local name is bound in the once-run methods
+    local_counts: Dict[str, int]
+    #: new bodies of the methods processed so far
+    bodies: Dict[str, List[cst.BaseStatement]] = field(default_factory=dict)
+    #: in the method being processed: local -> the attribute that now holds its value
+    renames: Dict[str, str] = field(default_factory=dict)
+
+    def attribute(self, local: Optional[str], tf1_name: str, preferred: Sequence[str] = ()) -> str:
+        """A fresh ``self.<attr>`` for a variable or layer: the local's own name when
+        it is bound once and free, else the first free ``preferred`` name, else one
+        made of the TF1 name."""
+        free = [n for n in preferred if n.isidentifier() and n not in self.attrs]
+        if local is not None and self.local_counts.get(local, 0) == 1 and local not in self.attrs:
+            name = local
+        elif free:
+            name = free[0]
+        else:
+            base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in tf1_name).strip("_")
+            name = base or "var"
+            k = 1
+            while name in self.attrs:
+                name = f"{base}_{k}"
+                k += 1
+        self.attrs.add(name)
+        return f"self.{name}"
+
+
+def class_context(node: cst.ClassDef) -> Optional[ClassContext]:
+    """The once-run methods of ``node``; None without an ``__init__``."""
+    methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    if "__init__" not in methods:
+        return None
+    calls = {name: _self_calls(fn, methods) for name, fn in methods.items()}
+    once = {"__init__"}
+    frontier = ["__init__"]
+    while frontier:
+        for callee in calls[frontier.pop()]:
+            if callee not in once:
+                once.add(callee)
+                frontier.append(callee)
+    # a method called from a method that may run again runs again
+    changed = True
+    while changed:
+        changed = False
+        for name in list(once - {"__init__"}):
+            if any(name in calls[caller] for caller in methods if caller not in once):
+                once.discard(name)
+                changed = True
+    attrs = {n.attr.value for n in nodes(node) if isinstance(n, cst.Attribute)
+             and isinstance(n.value, cst.Name) and n.value.value == "self"}
+    counts: Dict[str, int] = {}
+    for name in once:
+        for n in nodes(methods[name].body):
+            if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
+                counts[n.target.value] = counts.get(n.target.value, 0) + 1
+            elif isinstance(n, cst.AssignTarget) and isinstance(n.target, (cst.Tuple, cst.List)):
+                for el in n.target.elements:
+                    if isinstance(el.value, cst.Name):
+                        counts[el.value.value] = counts.get(el.value.value, 0) + 1
+    return ClassContext(node, methods, once, attrs, counts)
+
+
+def method_call(stmt: cst.CSTNode, ctx: ClassContext) -> Optional[str]:
+    """The once-run method a statement ``self.m(...)`` calls, or None."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)):
+        return None
+    call = stmt.body[0].value
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+            and isinstance(call.func.value, cst.Name) and call.func.value.value == "self" \
+            and call.func.attr.value in ctx.once:
+        return call.func.attr.value
+    return None
+
+
+def _self_calls(fn: cst.FunctionDef, methods: Dict[str, cst.FunctionDef]) -> Set[str]:
+    out = set()
+    for n in nodes(fn.body):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                and isinstance(n.func.value, cst.Name) and n.func.value.value == "self" \
+                and n.func.attr.value in methods:
+            out.add(n.func.attr.value)
+    return out
+
+
+class LocalRenamer(cst.CSTTransformer):
+    """Reads of renamed locals -> their attributes (``w1`` -> ``self.w1``)."""
+
+    def __init__(self, renames: Dict[str, str]) -> None:
+        super().__init__()
+        self.renames = renames
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return not isinstance(node.target, cst.Name)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return True
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return True
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
+        target = self.renames.get(original_node.value)
+        return cst.parse_expression(target) if target is not None else updated_node
