@@ -1,7 +1,7 @@
 """The child-process side of ``run-legacy`` and ``verify``.
 
-Started as ``python -c <bootstrap> [--seed N] [--legacy] [--capture DIR] [--user-path DIR]...
--- SCRIPT ARGS...`` (see :func:`tapeshift.migrate.legacy.run_legacy.runner_command`). It runs the
+Started as ``python -c <bootstrap> [--seed N] [--align-random SEED] [--legacy] [--capture DIR]
+[--user-path DIR]... -- SCRIPT ARGS...`` (see :func:`tapeshift.migrate.legacy.run_legacy.runner_command`). It runs the
 script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
 ``--capture``, writes what ``verify`` compares:
 
@@ -18,7 +18,10 @@ script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
     :class:`~tapeshift.migrate.legacy.watchers.RandomnessWatcher`), ``seed`` and the TensorFlow version.
 
 With ``--seed N``, Python's ``random``, numpy's global generator and
-TensorFlow's seeds are set to ``N`` before the script starts.
+TensorFlow's seeds are set to ``N`` before the script starts. With
+``--align-random SEED``, TensorFlow's random draws come from the stateless
+stream ``SEED`` (:mod:`tapeshift.migrate.legacy.align`), and ``meta.json`` has
+``align``, what :meth:`~tapeshift.migrate.legacy.align.RandomAligner.record` says.
 
 Module globals that are numbers, numpy arrays or scalars, eager tensors,
 constant graph tensors (``tf.constant`` and what ``tf.get_static_value`` folds),
@@ -36,6 +39,7 @@ import os
 import sys
 
 from tapeshift.migrate.engine.exit_codes import ExitCode
+from tapeshift.migrate.legacy.align import RandomAligner
 from tapeshift.migrate.legacy.run_legacy import LegacyImports, enable_legacy_behavior, execute_script
 from tapeshift.migrate.legacy.snapshot import capture_globals, write_capture
 from tapeshift.migrate.legacy.watchers import (
@@ -50,7 +54,7 @@ from tapeshift.migrate.legacy.watchers import (
 # -- entry point ------------------------------------------------------------
 
 def _parse(argv: list[str]):
-    legacy, capture, user_paths, seed = False, None, [], None
+    legacy, capture, user_paths, seed, align = False, None, [], None, None
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -68,12 +72,15 @@ def _parse(argv: list[str]):
         elif arg == "--seed":
             i += 1
             seed = int(argv[i])
+        elif arg == "--align-random":
+            i += 1
+            align = int(argv[i])
         else:
             break
         i += 1
     if i >= len(argv):
         raise SystemExit("tapeshift runner: no script given")
-    return legacy, capture, user_paths, seed, argv[i], argv[i + 1:]
+    return legacy, capture, user_paths, seed, align, argv[i], argv[i + 1:]
 
 
 def _tensorflow_installed() -> bool:
@@ -86,12 +93,13 @@ def _tensorflow_installed() -> bool:
 
 
 def main(argv: list[str]) -> int:
-    legacy, capture, user_paths, seed, script, script_args = _parse(argv)
+    legacy, capture, user_paths, seed, align_seed, script, script_args = _parse(argv)
     script_dir = os.path.dirname(os.path.realpath(script))
     roots = [script_dir, *user_paths]
     watcher, sessions = RandomOpWatcher(), SessionTracker()
     hooks = TensorFlowHooks(watcher, sessions, roots)
     randomness = RandomnessWatcher(seed, hooks.scope)
+    aligner = None if align_seed is None else RandomAligner(align_seed, legacy)
     if legacy:
         try:
             import tensorflow  # noqa: F401 - must be loaded before its behaviour is changed
@@ -100,14 +108,19 @@ def main(argv: list[str]) -> int:
                   "install it with: pip install 'tapeshift[tf]'", file=sys.stderr)
             return ExitCode.ERROR
         enable_legacy_behavior()
+        if aligner is not None:  # before the watcher, which then counts the ops the script asked for
+            aligner.install()
         if capture is not None:
             hooks.try_install()
         randomness.seed_tensorflow()
         LegacyImports(roots).install()
-    elif seed is not None and _tensorflow_installed():
+    elif (seed is not None or aligner is not None) and _tensorflow_installed():
         # Seeded: TensorFlow is loaded first, as in the legacy run, so that what its
         # import draws from Python's random (rich, under Keras) happens before the seed.
+        # Aligned: the random ops are replaced before the script can hold them.
         import tensorflow  # noqa: F401
+        if aligner is not None:
+            aligner.install()
         if capture is not None:
             hooks.try_install()
         randomness.seed_tensorflow()
@@ -125,13 +138,16 @@ def main(argv: list[str]) -> int:
         values, skipped = capture_globals(globs, sessions)
         random_ops = dict(watcher.counts)
         random_modes = dict(watcher.modes)
+        own = aligner.own_types if aligner is not None else set()
         if legacy:
             for op_type, n in graph_random_ops().items():
-                if op_type not in random_ops:
+                if op_type not in random_ops and op_type not in own:
                     random_ops[op_type] = n
                     random_modes["graph"] = random_modes.get("graph", 0) + n
+        align = aligner.record() if aligner is not None and aligner.installed else None
         write_capture(capture, values, skipped, random_ops, legacy,
-                      unseeded=randomness.finish(), seed=seed, random_modes=random_modes)
+                      unseeded=randomness.finish(), seed=seed, random_modes=random_modes,
+                      align=align)
     try:
         sys.stdout.flush()
     except Exception:

@@ -155,7 +155,7 @@ def capture_globals(globs: dict, sessions: SessionTracker | None = None):
 
 def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict, legacy: bool,
                   unseeded: dict | None = None, seed: int | None = None,
-                  random_modes: dict | None = None) -> None:
+                  random_modes: dict | None = None, align: dict | None = None) -> None:
     import numpy as np
 
     os.makedirs(directory, exist_ok=True)
@@ -172,6 +172,7 @@ def write_capture(directory: str, values: dict, skipped: dict, random_ops: dict,
         "unseeded": unseeded or {},
         "random_modes": random_modes or {},
         "seed": seed,
+        "align": align,
         "tensorflow": getattr(tf, "__version__", None),
     }
     with open(os.path.join(directory, "meta.json"), "w", encoding="utf-8") as f:
