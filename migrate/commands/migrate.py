@@ -92,6 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=_seed, default=None, metavar="N",
                         help="with --verify: as tapeshift verify --seed (Python's random, numpy's "
                              "global generator and TensorFlow's seeds start from N in both runs)")
+    parser.add_argument("--align-random", action="store_true",
+                        help="with --verify: as tapeshift verify --align-random (TensorFlow's random "
+                             "draws in both runs come from one stateless stream, of seed --seed N "
+                             "or 0)")
 
 
 def _seed(text: str) -> int:
@@ -203,7 +207,7 @@ def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
     for r in results:
         if r.changed and not r.error and runs_as_script(r.source):
             out[r.path] = verify_sources(r.source, r.output, r.path, timeout=args.verify_timeout,
-                                         seed=args.seed)
+                                         seed=args.seed, align_random=args.align_random)
     return out
 
 

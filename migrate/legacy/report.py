@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from tapeshift.migrate.engine.exit_codes import ExitCode
+from tapeshift.migrate.legacy import align_report
 
 STDERR_TAIL_LINES = 25
 
@@ -38,7 +39,8 @@ RANDOM_NOTE = (
     "(docs/verify.md, 'Random ops'). "
 )
 RANDOM_FIX = (
-    "To align the runs, carry the legacy initial values over (save them "
+    "To align the runs, rerun with --align-random (both runs then draw from one stateless "
+    "stream, docs/verify.md '--align-random'), carry the legacy initial values over (save them "
     "with np.save and assign them in the new script) or make the random ops stateless with "
     "fixed seeds (tf.random.stateless_normal(shape, seed=[1, 2]))."
 )
@@ -100,6 +102,7 @@ class ScriptRun:
     unseeded: dict[str, dict] = field(default_factory=dict)  # source -> {"calls", "first", "call"}
     random_modes: dict[str, int] = field(default_factory=dict)  # graph/function/eager -> random ops
     seed: int | None = None
+    align: dict = field(default_factory=dict)   # --align-random: the child's record (align.py)
 
     @property
     def failed(self) -> bool:
@@ -115,7 +118,7 @@ class ScriptRun:
             "error": self.error, "stderr_tail": self.stderr_tail() if self.failed else "",
             "captured": sorted(self.values), "skipped": self.skipped,
             "random_ops": self.random_ops, "random_modes": self.random_modes,
-            "unseeded": self.unseeded, "seed": self.seed,
+            "unseeded": self.unseeded, "seed": self.seed, "align": self.align,
         }
 
 
@@ -157,7 +160,21 @@ class VerifyReport:
                 causes.append(UNSEEDED_LABELS[source])
         if self.random_ops_differ:
             causes.append("random ops")
+        if self.align_random:
+            causes.extend(self.align_causes)
         return causes
+
+    @property
+    def align_random(self) -> bool:
+        """Whether both runs drew TF random numbers from the ``--align-random`` stream."""
+        return bool(self.legacy.align) and bool(self.new.align)
+
+    @property
+    def align_causes(self) -> dict[str, str]:
+        """What ``--align-random`` could not align in these runs: cause -> explanation."""
+        if not self.align_random:
+            return {}
+        return align_report.causes(self.legacy.align, self.new.align)
 
     @property
     def random_ops_differ(self) -> bool:
@@ -166,8 +183,10 @@ class VerifyReport:
         Always without ``--seed``. With it, only when both runs drew in the
         same way, all in TF1 graphs or all eagerly (same seed, same stream);
         a TF1 graph against eager code or a tf.function draws another stream.
+        With ``--align-random`` never: what it could not align is named by
+        :attr:`align_causes` instead.
         """
-        if not self.random_ops_used:
+        if not self.random_ops_used or self.align_random:
             return False
         if self.seed is None:
             return True
@@ -223,6 +242,7 @@ class VerifyReport:
             "compared": self.compared, "rows": [r.to_dict() for r in self.rows],
             "only_legacy": self.only_legacy, "only_new": self.only_new, "notes": self.notes,
             "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
+            "align_random": self.legacy.align.get("seed") if self.align_random else None,
             "random_causes": self.random_causes,
             "runs": {"legacy": self.legacy.to_dict(), "new": self.new.to_dict()},
         }
@@ -259,6 +279,7 @@ class VerifyReport:
                         "streams from the same seed, so they cannot match draw for draw "
                         "(docs/verify.md, 'Random ops'). " + RANDOM_FIX)
             lines.append(f"random ops used ({'; '.join(used)}): {note}")
+        lines.extend(self.align_causes.values())
         return lines
 
     def to_text(self) -> str:
@@ -281,6 +302,8 @@ class VerifyReport:
             tol = f"rtol={self.rtol if self.rtol is not None else 'default'}, " \
                   f"atol={self.atol if self.atol is not None else 'default'}"
         out.append(f"tolerances: {tol}")
+        if self.align_random:
+            out.append(align_report.summary_line(self.legacy.align, self.new.align))
         if self.mismatches:
             out.extend(self._randomness_lines())
         for note in self.notes:

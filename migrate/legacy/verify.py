@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from tapeshift.migrate.engine.exit_codes import ExitCode, standalone_main
+from tapeshift.migrate.legacy.align import DEFAULT_SEED as ALIGN_DEFAULT_SEED
 # compare_runs and ScriptRun are also named from here in docs/verify.md's Python API
 from tapeshift.migrate.legacy.compare import TOLERANCE_HELP, compare_runs
 from tapeshift.migrate.legacy.report import ScriptRun, VerifyReport
@@ -70,6 +71,7 @@ def _load_capture(run: ScriptRun, directory: str) -> None:
     run.random_ops = dict(meta.get("random_ops", {}))
     run.unseeded = dict(meta.get("unseeded", {}))
     run.random_modes = dict(meta.get("random_modes", {}))
+    run.align = dict(meta.get("align") or {})
 
 
 OutputCallback = Callable[[str, str, str], None]  # (role, "stdout" | "stderr", text)
@@ -92,7 +94,8 @@ def _pump(pipe, chunks: list, role: str, stream: str, on_output: OutputCallback 
 def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy: bool,
                  timeout: float | None = DEFAULT_TIMEOUT, cwd: str | os.PathLike | None = None,
                  env: dict | None = None, user_paths: Sequence[str | os.PathLike] = (),
-                 on_output: OutputCallback | None = None, seed: int | None = None) -> ScriptRun:
+                 on_output: OutputCallback | None = None, seed: int | None = None,
+                 align_random: int | None = None) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
@@ -101,15 +104,21 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     directories whose modules get the legacy ``tf`` (besides the script's
     own), as ``run-legacy --user-path``. ``seed``: Python's ``random``,
     numpy's global generator and TensorFlow's seeds start from it.
+    ``align_random``: the seed of the stateless stream TensorFlow's random
+    draws come from (``None``: they are left alone; see docs/verify.md).
     """
     script = Path(script)
     role = "legacy" if legacy else "new"
     tmp = tempfile.mkdtemp(prefix=f"tapeshift-{role}-")
     cmd = runner_command(script, args, legacy=legacy, capture_dir=tmp,
                          user_paths=user_paths if legacy else ())
-    if seed is not None:  # a runner option, before the "--" that ends them (tapeshift.migrate.legacy.capture)
-        end = cmd.index("--", 3)
-        cmd[end:end] = ["--seed", str(seed)]
+    options = []  # runner options, before the "--" that ends them (tapeshift.migrate.legacy.capture)
+    if seed is not None:
+        options += ["--seed", str(seed)]
+    if align_random is not None:
+        options += ["--align-random", str(align_random)]
+    end = cmd.index("--", 3)
+    cmd[end:end] = options
     if on_output is not None:  # line by line as printed, not in 8 KiB blocks
         env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     start = time.monotonic()
@@ -163,7 +172,7 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
                    cwd: str | os.PathLike | None = None, printed: bool = True,
                    user_paths: Sequence[str | os.PathLike] = (),
                    on_output: OutputCallback | None = None,
-                   seed: int | None = None) -> VerifyReport:
+                   seed: int | None = None, align_random: bool = False) -> VerifyReport:
     """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare.
 
     ``rtol``/``atol`` replace the dtype defaults (:data:`TOLERANCES`) for
@@ -174,12 +183,17 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     redirects for the legacy script; ``on_output`` receives each line the
     scripts print, as they print it (see :func:`run_captured`); ``seed``
     starts both runs with Python's ``random``, numpy's global generator and
-    TensorFlow's seeds set to it (``--seed``).
+    TensorFlow's seeds set to it (``--seed``); ``align_random`` makes both
+    runs' TensorFlow random draws come from one stateless stream, of seed
+    ``seed`` (default :data:`ALIGN_DEFAULT_SEED`, 0), keyed by layer weight name
+    or by order (``--align-random``, docs/verify.md).
     """
+    stream = (seed if seed is not None else ALIGN_DEFAULT_SEED) if align_random else None
     legacy_run = run_captured(legacy, args, legacy=True, timeout=timeout, cwd=cwd,
-                              user_paths=user_paths, on_output=on_output, seed=seed)
+                              user_paths=user_paths, on_output=on_output, seed=seed,
+                              align_random=stream)
     new_run = run_captured(new, args, legacy=False, timeout=timeout, cwd=cwd, on_output=on_output,
-                           seed=seed)
+                           seed=seed, align_random=stream)
     return compare_runs(legacy_run, new_run, rtol=rtol, atol=atol, printed=printed)
 
 
@@ -189,7 +203,7 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                    cwd: str | os.PathLike | None = None, printed: bool = True,
                    user_paths: Sequence[str | os.PathLike] = (),
                    on_output: OutputCallback | None = None,
-                   seed: int | None = None) -> VerifyReport:
+                   seed: int | None = None, align_random: bool = False) -> VerifyReport:
     """:func:`verify_scripts` for two versions of the file ``path`` held in memory.
 
     For ``migrate --verify`` in check or diff mode, where the migrated text is
@@ -209,7 +223,7 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
             written.append(Path(name))
         report = verify_scripts(written[0], written[1], rtol=rtol, atol=atol, timeout=timeout,
                                 args=args, cwd=cwd, printed=printed, user_paths=user_paths,
-                                on_output=on_output, seed=seed)
+                                on_output=on_output, seed=seed, align_random=align_random)
     finally:
         for tmp in written:
             try:
@@ -264,7 +278,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=seed_value, default=None, metavar="N",
                         help="start both runs with Python's random, numpy's global generator and "
                              "TensorFlow's seeds set to N (numpy/Python draws then agree; TF random "
-                             "ops in a TF1 graph and in TF2 eager still draw different streams)")
+                             "ops in a TF1 graph and in TF2 eager still draw different streams; "
+                             "--align-random aligns them)")
+    parser.add_argument("--align-random", action="store_true",
+                        help="make TensorFlow's random draws in both runs come from one stateless "
+                             f"stream of seed N (--seed N, else {ALIGN_DEFAULT_SEED}): a layer "
+                             "weight's draws keyed by its variable name, the others by order "
+                             "(random ops run at every step, like dropout, cannot align; "
+                             "see docs/verify.md)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--no-printed", dest="printed", action="store_false",
                         help="do not compare the numbers the scripts print")
@@ -293,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     report = verify_scripts(Path(args.legacy), Path(args.new), rtol=args.rtol, atol=args.atol,
                             timeout=args.timeout or None, args=args.script_args,
                             printed=args.printed, user_paths=args.user_path, on_output=on_output,
-                            seed=args.seed)
+                            seed=args.seed, align_random=args.align_random)
     if args.json:
         print(report.to_json())
     else:

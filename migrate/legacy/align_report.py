@@ -1,0 +1,126 @@
+"""What ``verify --align-random`` says: the aligned draws of each run, and why values may still differ.
+
+Reads the ``align`` records the two child processes wrote
+(:meth:`tapeshift.migrate.legacy.align.RandomAligner.record`); no TensorFlow here.
+"""
+
+from __future__ import annotations
+
+PER_STEP = "per-step random ops"
+DRAW_COUNT = "random draw counts"
+UNALIGNED = "unaligned random ops"
+STATELESS = "stateless random ops"
+WEIGHT_NAMES = "unmatched weight names"
+
+#: the order in which the causes are named
+CAUSES = (PER_STEP, DRAW_COUNT, UNALIGNED, STATELESS, WEIGHT_NAMES)
+
+_LIMIT = 5
+
+
+def _names(names, limit: int = _LIMIT) -> str:
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _ops(table: dict) -> str:
+    return ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(table.items()))
+
+
+def summary_line(legacy: dict, new: dict) -> str:
+    """One line: what each run drew from the stream."""
+    def side(record: dict, role: str) -> str:
+        total, created = record.get("order_draws", 0), record.get("created", 0)
+        if not total:
+            how = ""
+        elif created >= total:
+            how = " (created in graphs)"
+        elif created:
+            how = f" ({created} created in graphs, {total - created} run)"
+        else:
+            how = " (run)"
+        text = (f"{role}: {total} keyed by order{how}, "
+                f"{sum(record.get('weights', {}).values())} by layer weight name")
+        if record.get("traced"):
+            text += f", {record['traced']} inside tf.function (keyed as they run)"
+        if record.get("unaligned"):
+            text += f"; not aligned: {_ops(record['unaligned'])}"
+        if record.get("stateless"):
+            text += f"; left stateless: {_ops(record['stateless'])}"
+        return text
+
+    return (f"aligned random draws (--align-random, stream seed {legacy.get('seed', new.get('seed'))}): "
+            f"{side(legacy, 'legacy')}; {side(new, 'new')}")
+
+
+def causes(legacy: dict, new: dict) -> dict[str, str]:
+    """Cause -> the line that explains it, for what alignment could not cover in these two runs."""
+    out: dict[str, str] = {}
+    n_legacy, n_new = legacy.get("order_draws", 0), new.get("order_draws", 0)
+    per_step = []
+    if n_new > n_legacy:
+        per_step.append(f"the new run made {_count(n_new, 'draw')} keyed by order, the legacy "
+                        f"graph created {_count(n_legacy, 'random op')}")
+    for record, role in ((legacy, "legacy"), (new, "new")):
+        repeated = record.get("repeated") or {}
+        if repeated:
+            ran = _names(f"{op} ({n} session runs)" for op, n in repeated.items())
+            per_step.append(f"{role} ran {ran}")
+        if record.get("in_loops"):
+            per_step.append(f"{role} has random ops in a while_loop: {_names(record['in_loops'])}")
+        if per_step and record.get("in_functions"):
+            per_step.append(f"{role} created random ops in function graphs (tf.data, tf.function), "
+                            f"run at each call: {_names(record['in_functions'])}")
+    if per_step:
+        out[PER_STEP] = (
+            f"{PER_STEP} ({'; '.join(per_step)}): with --align-random a random op of a TF1 graph "
+            "draws from a key fixed when it was created, so it draws the same numbers every time "
+            "the legacy session runs it, while the TF2 program draws new numbers at each call; "
+            "values that depend on random ops run at every step (dropout, sampled noise) cannot "
+            "align. Compare with those ops off (dropout rate 0, training=False) "
+            "(docs/verify.md, '--align-random').")
+    elif n_new < n_legacy:
+        out[DRAW_COUNT] = (
+            f"{DRAW_COUNT} (the legacy graph created {_count(n_legacy, 'random op')} keyed by "
+            f"order, the new run drew {n_new}): draws are keyed by their position, so from the "
+            "first draw one run makes and the other does not, the runs draw from different keys; "
+            "make both draw their random initial values in the same order.")
+    unaligned = []
+    for record, role in ((legacy, "legacy"), (new, "new")):
+        if record.get("unaligned"):
+            why = "".join(f" ({op}: {msg})" for op, msg in (record.get("failed") or {}).items())
+            unaligned.append(f"{role}: {_ops(record['unaligned'])}{why}")
+    if unaligned:
+        out[UNALIGNED] = (
+            f"{UNALIGNED} ({'; '.join(unaligned)}): --align-random cannot make these draw from "
+            "its stream (tf.random.Generator, candidate samplers, tf.data shuffle, "
+            "sample_distorted_bounding_box, fractional pooling), so each run drew its own numbers.")
+    if (legacy.get("stateless") or {}) != (new.get("stateless") or {}):
+        sides = "; ".join(f"{role}: {_ops(r.get('stateless') or {}) or 'none'}"
+                          for r, role in ((legacy, "legacy"), (new, "new")))
+        out[STATELESS] = (
+            f"{STATELESS} ({sides}): stateless ops called by the script or a library (Keras 3 "
+            "draws this way) keep their own seeds and are not aligned; the two runs did not "
+            "make the same such draws.")
+    weights_legacy, weights_new = set(legacy.get("weights") or {}), set(new.get("weights") or {})
+    renamed = [f"{role} keyed {a} but named the variable {b}"
+               for record, role in ((legacy, "legacy"), (new, "new"))
+               for a, b in record.get("renamed") or ()]
+    if weights_legacy != weights_new or renamed:
+        parts = []
+        if weights_legacy - weights_new:
+            parts.append("only in legacy: " + _names(sorted(weights_legacy - weights_new)))
+        if weights_new - weights_legacy:
+            parts.append("only in new: " + _names(sorted(weights_new - weights_legacy)))
+        parts.extend(renamed[:_LIMIT])
+        out[WEIGHT_NAMES] = (
+            f"{WEIGHT_NAMES} ({'; '.join(parts)}): a layer weight's draws are keyed by its full "
+            "variable name, so a weight named differently in the two scripts gets different "
+            "initial values; name the TF2 layer as the TF1 variable scope "
+            "(tf_keras.layers.Dense(..., name='Net/l1') for Net/l1/kernel).")
+    return out
