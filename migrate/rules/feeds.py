@@ -70,11 +70,24 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
                         "make each step function the feeds rule writes for a "
                         "sess.run a tf.function (default: plain eager functions)")
 
+    #: None: the graph is module (or function) code and its names are names;
+    #: "self" (the class rule): attributes of ``self`` are names of their own
+    BASE: Optional[str] = None
+
     def __init__(self, context) -> None:
         super().__init__(context)
         self._block: Optional[cst.CSTNode] = None
         self._new_body: Optional[List[cst.CSTNode]] = None
 
+    def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
+        """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
+        attribute of the base object (the class rule); None for anything else."""
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if self.BASE is not None and isinstance(expr, cst.Attribute) \
+                and isinstance(expr.value, cst.Name) and expr.value.value == self.BASE:
+            return f"{self.BASE}.{expr.attr.value}"
+        return None
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
         try:
@@ -105,6 +118,8 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
             nonlocal fed, seeded
+            if isinstance(n, cst.ClassDef):
+                return  # a class that runs its own graph: the class rule's
             if _is_call(n):
                 name = self.tf_api_name(n.func)
                 if name in SESSIONS:
@@ -169,14 +184,13 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
                 recv, attr = n.func.value, n.func.attr.value
-                if attr == "run" and isinstance(recv, cst.Name) and recv.value == session:
+                if attr == "run" and self._ref(recv) is not None and self._ref(recv) == session:
                     run = self._run_of(n, n.args, ("fetches", "feed_dict", "options",
                                                    "run_metadata"), None)
                     if run is not None and (run.feeds or set(run.names) & graph_names):
                         runs.append(run)
                     return
-                if attr in ("eval", "run") and isinstance(recv, cst.Name) \
-                        and recv.value in graph_names:
+                if attr in ("eval", "run") and self._ref(recv) in graph_names:
                     run = self._run_of(n, n.args, ("feed_dict", "session"), recv)
                     if run is not None:
                         runs.append(run)
@@ -187,20 +201,20 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
         for stmt in body[start:]:
             walk(stmt)
         for stmt in body[:start]:
-            for run in self._collect_session_runs(stmt, session):
+            for run in self._collect_session_runs(stmt, session, self._ref):
                 self._bail(TS107.code, run, "sess.run before the session is opened (in a function "
                            "defined earlier) is not converted")
         return runs
 
     @staticmethod
-    def _collect_session_runs(stmt: cst.CSTNode, session: Optional[str]) -> List[cst.Call]:
+    def _collect_session_runs(stmt: cst.CSTNode, session: Optional[str], ref) -> List[cst.Call]:
         found: List[cst.Call] = []
 
         class _V(cst.CSTVisitor):
             def visit_Call(self, call: cst.Call) -> None:
                 f = call.func
                 if isinstance(f, cst.Attribute) and f.attr.value == "run" \
-                        and isinstance(f.value, cst.Name) and f.value.value == session:
+                        and ref(f.value) is not None and ref(f.value) == session:
                     found.append(call)
 
         if session:
@@ -217,7 +231,7 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
         return target
 
     def _run_of(self, call: cst.Call, args: Sequence[cst.Arg], params: Tuple[str, ...],
-                receiver: Optional[cst.Name]) -> Optional[Run]:
+                receiver: Optional[cst.BaseExpression]) -> Optional[Run]:
         fetch: Optional[cst.BaseExpression] = receiver
         feed: Optional[cst.BaseExpression] = None
         for k, arg in enumerate(args):
@@ -252,12 +266,12 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
                 self._bail(TS107.code, feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
                            "(write the feeds at the call)")
             for el in feed.elements:
-                if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.Name) \
-                        or el.key.value not in self._placeholders:
+                if not isinstance(el, cst.DictElement) or self._ref(el.key) is None \
+                        or self._ref(el.key) not in self._placeholders:
                     key = code_of(el.key) if isinstance(el, cst.DictElement) else "**"
                     self._bail(TS107.code, el, f"feeding `{key}`, which is not a placeholder of "
                                "this graph, is not converted")
-                feeds.append((el.key.value, el.value))
+                feeds.append((self._ref(el.key), el.value))
         return Run(call, fetch, feeds, names)
 
     def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, List[cst.Dict]]:
@@ -267,6 +281,7 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
         other: Set[str] = set()
         uses: Dict[str, int] = {}
         placeholders = set(self._placeholders)
+        ref = self._ref
 
         class _V(cst.CSTVisitor):
             def visit_Assign(self, node: cst.Assign) -> None:
@@ -274,8 +289,8 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
                     if isinstance(t.target, cst.Name):
                         value = node.value
                         if isinstance(value, cst.Dict) and value.elements and all(
-                                isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name)
-                                and e.key.value in placeholders for e in value.elements) \
+                                isinstance(e, cst.DictElement) and ref(e.key) in placeholders
+                                for e in value.elements) \
                                 and len(node.targets) == 1:
                             bindings.setdefault(t.target.value, []).append(value)
                         else:
@@ -296,8 +311,8 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
                 if name not in other and loads.get(name, 0) == uses.get(name, 0)}
 
     def _fetch_names(self, fetch: cst.BaseExpression, call: cst.Call) -> Optional[List[str]]:
-        if isinstance(fetch, cst.Name):
-            return [fetch.value]
+        if self._ref(fetch) is not None:
+            return [self._ref(fetch)]
         if isinstance(fetch, (cst.List, cst.Tuple)):
             out: List[str] = []
             for el in fetch.elements:
@@ -327,4 +342,4 @@ class FeedsToFunctions(FedGraph, StepFunctions, KindMixin, TapeshiftCodemod):
 
 
 def _dict_keys(d: cst.Dict) -> List[str]:
-    return [el.key.value for el in d.elements]
+    return [code_of(el.key) for el in d.elements]

@@ -10,7 +10,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
 from tapeshift.migrate.rules.session import TS107, TS108
@@ -79,13 +79,14 @@ class FedGraph:
     def _classify(self, body: List[cst.CSTNode], end: int) -> None:
         """Sort the statements before the session: placeholders, variables,
         optimizers, graph computations (recomputed per step) and the rest."""
-        self._stmts: List[Stmt] = block_info(body)
+        self._stmts: List[Stmt] = block_info(body, self.BASE)
         self._placeholders: Dict[str, cst.Call] = {}
         self._variables: List[str] = []  # trainable, in creation order
         self._var_names: Set[str] = set()
         self._graph: Set[int] = set()
         self._train: Set[int] = set()  # statements whose value is a train op
         self._assigns: Set[int] = set()  # `u = W.assign(...)`: run last, value W's new value
+        self._assign_lists: Set[int] = set()  # `u = [t.assign(e) for t, e in ...]`
         self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
         self._optimizers: Set[str] = set()
         self._schedules: Set[str] = set()
@@ -97,6 +98,7 @@ class FedGraph:
         self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
         self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
         self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
+        self._var_lists: Set[str] = set()  # names bound to lists of variables
         # layer objects the model-code rule made: created once, here; their
         # variables exist from their first call (in a step function), so what
         # reads them is recomputed there too
@@ -152,9 +154,11 @@ class FedGraph:
                 continue
             if api in INITIALIZERS:
                 continue
-            if _names_only(value) and names_of(value)[0] <= self._var_names:
+            if self._refs_only(value) and names_of(value, self.BASE)[0] <= self._var_names:
+                self._var_lists |= st.writes
                 continue  # a list of variables (var_list): nothing to recompute
-            if not st.reads & tainted:
+            if not st.reads & tainted and not (
+                    st.reads & (self._var_lists | self._var_names) and self._changes_state(node)):
                 continue  # does not depend on anything fed or mutable: stays
             if not isinstance(node, cst.SimpleStatementLine) or target is None and not (
                     len(node.body) == 1 and isinstance(node.body[0], cst.Assign)):
@@ -164,14 +168,25 @@ class FedGraph:
             self._graph_statement(i, node)
             tainted |= st.writes
 
+    def _changes_state(self, node: cst.CSTNode) -> bool:
+        """The statement builds an op that changes a variable when it runs."""
+        for n in nodes(node):
+            if _is_call(n):
+                if isinstance(n.func, cst.Attribute) and n.func.attr.value in (
+                        *ASSIGNS, *TRAIN_METHODS):
+                    return True
+                if (self.tf_api_name(n.func) or "") in ASSIGNS:
+                    return True
+        return False
+
     def _assignment(self, node: cst.CSTNode):
         """(value, single target name) of ``name = value``; (value, None) for
         other single assignments; (None, None) otherwise."""
         if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
             small = node.body[0]
             if isinstance(small, cst.Assign):
-                if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    return small.value, small.targets[0].target.value
+                if len(small.targets) == 1 and self._ref(small.targets[0].target) is not None:
+                    return small.value, self._ref(small.targets[0].target)
                 return small.value, None
         return None, None
 
@@ -228,13 +243,13 @@ class FedGraph:
 
         class _V(cst.CSTVisitor):
             def visit_Assign(self, a: cst.Assign) -> None:
-                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) \
-                        and isinstance(a.value, cst.Call) \
+                target = owner._ref(a.targets[0].target) if len(a.targets) == 1 else None
+                if target is not None and isinstance(a.value, cst.Call) \
                         and owner.tf_api_name(a.value.func) in VARIABLE_MAKERS:
                     named.add(id(a.value))
                     if owner._trainable(a.value, owner.tf_api_name(a.value.func)):
-                        owner._variables.append(a.targets[0].target.value)
-                        owner._created_at[a.targets[0].target.value] = i
+                        owner._variables.append(target)
+                        owner._created_at[target] = i
                 # a, b = [tf.Variable(p) for p in init], a, b = tf.Variable(1.), tf.Variable(2.):
                 # created in the order of the names
                 targets = a.targets[0].target if len(a.targets) == 1 else None
@@ -328,8 +343,16 @@ class FedGraph:
         ``W`` when a sess.run fetches it. It runs in the step functions of those
         sess.run calls, after what else they compute (as train ops do), and its
         value is the variable's new value, as TF1 returns it."""
-        if not (isinstance(small, cst.Assign) and small.value is call) or any(
-                a.star for a in call.args):
+        comp = small.value if isinstance(small, cst.Assign) else None
+        if isinstance(comp, cst.ListComp) and comp.elt is call:
+            # [tf.assign(t, (1 - tau) * t + tau * e) for t, e in zip(t_params, e_params)]
+            looped = {n.value for n in nodes(comp.for_in.target) if isinstance(n, cst.Name)} \
+                if comp.for_in.inner_for_in is None and not comp.for_in.ifs else set()
+        elif not (isinstance(small, cst.Assign) and small.value is call):
+            return False
+        else:
+            looped = set()
+        if any(a.star for a in call.args):
             return False
         method = api if api is not None else call.func.attr.value
         if method not in ("assign", "assign_add", "assign_sub"):
@@ -340,7 +363,8 @@ class FedGraph:
             if not call.args or call.args[0].keyword is not None:
                 return False
             ref, rest = call.args[0].value, list(call.args[1:])
-        if not (isinstance(ref, cst.Name) and ref.value in self._var_names):
+        if self._ref(ref) not in self._var_names and not (
+                isinstance(ref, cst.Name) and ref.value in looped):
             return False
         keep = []
         for k, arg in enumerate(rest):
@@ -352,11 +376,14 @@ class FedGraph:
             if key != "validate_shape":
                 keep.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
         new = cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(method)), args=keep)
+        if isinstance(comp, cst.ListComp) and comp.elt is call:
+            new = comp.with_changes(elt=new)
+            self._assign_lists.add(i)
         self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
         self._assigns.add(i)
         self._train.add(i)
         if api is not None:
-            self.record_change(call, f"tf.{api}({ref.value}, ...) -> `{ref.value}.{method}(...)`, "
+            self.record_change(call, f"tf.{api}({code_of(ref)}, ...) -> `{code_of(ref)}.{method}(...)`, "
                                "run when fetched")
         return True
 
@@ -366,17 +393,17 @@ class FedGraph:
         if not (isinstance(small, cst.Assign) and small.value is call):
             self._bail(TS108.code, call, f"`.{attr}(...)` is converted only as the whole "
                        "right-hand side of an assignment")
-        if isinstance(receiver, cst.Name) and receiver.value in self._optimizers:
+        if self._ref(receiver) is not None and self._ref(receiver) in self._optimizers:
             opt: cst.BaseExpression = receiver
         elif isinstance(receiver, cst.Call) and (self.tf_api_name(receiver.func) or "") \
                 .startswith("train.") and (self.tf_api_name(receiver.func) or "").endswith("Optimizer"):
-            if names_of(receiver)[0] & (set(self._placeholders) | self._names_of_graph()):
+            if names_of(receiver, self.BASE)[0] & (set(self._placeholders) | self._names_of_graph()):
                 self._bail(TS108.code, receiver, "an optimizer built from a fed or computed tensor "
                            "is not converted")
             target = small.targets[0].target
             base = "optimizer"
-            if isinstance(target, cst.Name):
-                stem = target.value
+            if self._ref(target) is not None:
+                stem = self._ref(target).rpartition(".")[2]
                 for suffix in ("train_op", "_op", "_train", "train_step", "_step"):
                     stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
                 base = f"{stem.rstrip('_')}_optimizer" if stem.rstrip("_") else "optimizer"
@@ -427,8 +454,9 @@ class FedGraph:
 
     def _var_element(self, name: str) -> cst.BaseElement:
         if name in self._layers:
-            return cst.StarredElement(cst.Attribute(cst.Name(name), cst.Name("trainable_variables")))
-        return cst.Element(cst.Name(name))
+            return cst.StarredElement(cst.Attribute(cst.parse_expression(name),
+                                                    cst.Name("trainable_variables")))
+        return cst.Element(cst.parse_expression(name))
 
     def _variable_list(self, expr: cst.BaseExpression) -> bool:
         """A list (or tuple) of this file's variables and layers' variable lists."""
@@ -437,24 +465,31 @@ class FedGraph:
         for e in expr.elements:
             if isinstance(e, cst.StarredElement):
                 v = e.value
-                if not (isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name)
-                        and v.value.value in self._layers
+                if not (isinstance(v, cst.Attribute) and self._ref(v.value) in self._layers
                         and v.attr.value in ("trainable_variables", "variables")):
                     return False
-            elif not (isinstance(e.value, cst.Name) and e.value.value in self._var_names):
+            elif self._ref(e.value) not in self._var_names:
                 return False
         return True
 
     def _bound_list(self, given: Optional[cst.BaseExpression], i: int):
         """The list ``given`` names, when it was bound once, before ``i``, to a list
         of variables and layers' variable lists."""
-        if not isinstance(given, cst.Name) or not self._layers:
+        name = self._ref(given)
+        if name is None:
             return None
-        defs = [j for j in range(i) if given.value in self._stmts[j].writes]
+        defs = [j for j in range(i) if name in self._stmts[j].writes]
         if len(defs) != 1:
             return None
         value, target = self._assignment(self._stmts[defs[0]].node)
-        return value if target == given.value and self._variable_list(value) else None
+        return value if target == name and self._variable_list(value) else None
+
+    def _refs_only(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """A name, or a list / tuple of names (``self.x`` counts as one in a class)."""
+        if self._ref(expr) is not None:
+            return True
+        return isinstance(expr, (cst.List, cst.Tuple)) and bool(expr.elements) and all(
+            self._ref(el.value) is not None for el in expr.elements)
 
     def _names_of_graph(self) -> Set[str]:
         out: Set[str] = set()
@@ -509,7 +544,7 @@ class FedGraph:
         if isinstance(given, (cst.List, cst.Tuple)) and self._variable_list(given):
             return cst.List([e.with_changes(comma=cst.MaybeSentinel.DEFAULT)
                              for e in given.elements])
-        if isinstance(given, cst.Name) and all(
+        if isinstance(given, cst.Name) and self.BASE is None and all(
                 n in self._var_names for n in self._elements.get(given.value, [None])):
             return given
         bound = self._bound_list(given, i)
@@ -537,9 +572,4 @@ def _unpacked_makers(owner, value: cst.BaseExpression) -> List[cst.Call]:
     return []
 
 
-def _names_only(expr: Optional[cst.BaseExpression]) -> bool:
-    """A name, or a list / tuple of names."""
-    if isinstance(expr, cst.Name):
-        return True
-    return isinstance(expr, (cst.List, cst.Tuple)) and bool(expr.elements) and all(
-        isinstance(el.value, cst.Name) for el in expr.elements)
+

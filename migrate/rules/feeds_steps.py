@@ -120,14 +120,14 @@ class StepFunctions:
         moved = self._names_of_graph() | set(self._placeholders)
         allowed: Set[int] = set()
         for run in runs:
-            for n in _names_in(run.fetch):
+            for n, _ in loaded_refs(run.fetch, self.BASE):
                 allowed.add(id(n))
             for arg in run.call.args:
                 if isinstance(arg.value, cst.Dict):
                     for el in arg.value.elements:
                         if isinstance(el, cst.DictElement):
                             allowed.add(id(el.key))
-            if isinstance(run.call.func, cst.Attribute) and isinstance(run.call.func.value, cst.Name):
+            if isinstance(run.call.func, cst.Attribute) and self._ref(run.call.func.value):
                 allowed.add(id(run.call.func.value))
         for dicts in self._feed_dicts.values():
             for d in dicts:
@@ -135,14 +135,14 @@ class StepFunctions:
                     allowed.add(id(el.key))
         stores: Set[str] = set()
         for stmt in body[start:]:
-            stores |= names_of(stmt)[1]
+            stores |= names_of(stmt, self.BASE)[1]
         for i, stmt in enumerate(body):
             if i < start and (i in self._graph or self._placeholder_stmt(i)):
                 continue
-            for name in loaded_names(stmt):
-                if name.value in moved and id(name) not in allowed and name.value not in stores:
+            for node, name in loaded_refs(stmt, self.BASE):
+                if name in moved and id(node) not in allowed and name not in stores:
                     where = "after the graph is run" if i >= start else "outside the graph code"
-                    self._bail(TS107.code, name, f"`{name.value}` is a graph value used {where} "
+                    self._bail(TS107.code, node, f"`{name}` is a graph value used {where} "
                                "other than by sess.run: not converted")
 
     def _placeholder_stmt(self, i: int) -> bool:
@@ -214,7 +214,7 @@ class StepFunctions:
                 else [cst.EmptyLine(indent=False)] if k or start else []
             out.append(d.with_changes(leading_lines=lines))
         named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
-        rest = [stmt.visit(_RunReplacer(self._run_calls, wrap, named)) for stmt in body[start:]]
+        rest = [stmt.visit(RunReplacer(self._run_calls, wrap, named)) for stmt in body[start:]]
         if rest and defs:
             first = rest[0]
             blank = 2 if self._block_is_module() else 1
@@ -240,11 +240,24 @@ class StepFunctions:
     def _block_is_module(self) -> bool:
         return isinstance(self._block, cst.Module)
 
+    # -- names in the step functions (the class rule renames them) ----------
+    def _param(self, ref: str) -> str:
+        """The step function's parameter for the placeholder ``ref``."""
+        return ref
+
+    def _expr_of(self, ref: str) -> str:
+        """How a step function spells what ``ref`` names."""
+        return ref
+
+    def _localize(self, node: cst.CSTNode) -> cst.CSTNode:
+        """A statement copied into a step function, with its names as the function spells them."""
+        return node
+
     def _function(self, step: Step, body: List[cst.CSTNode]) -> cst.FunctionDef:
         params = []
         for p in step.params:
             default = None if p in step.required else cst.Name("None")
-            params.append(cst.Param(cst.Name(p), default=default,
+            params.append(cst.Param(cst.Name(self._param(p)), default=default,
                                     equal=cst.AssignEqual(cst.SimpleWhitespace(""),
                                                           cst.SimpleWhitespace(""))
                                     if default is not None else cst.MaybeSentinel.DEFAULT))
@@ -254,7 +267,7 @@ class StepFunctions:
             'fed values."""'))]))
         for p in step.params:
             if p in step.used:  # a placeholder fed but never read stays as passed
-                lines.extend(self._conversion(p, self._placeholders[p]))
+                lines.extend(self._conversion(self._param(p), self._placeholders[p]))
         plain = [j for j in step.statements if j not in self._train]
         train = [j for j in step.statements if j in self._train]
         read_later: Set[str] = set()
@@ -266,9 +279,11 @@ class StepFunctions:
                 # a tensor fetched with the train op is its value before the update
                 for name in dict.fromkeys(step.names):
                     if name in self._schedules:
-                        self._snapshots[name] = f"{name}_value"
-                        lines.append(cst.parse_statement(f"{name}_value = {name}()"))
-            node = self._rewrites.get(j, body[j]).deep_clone()
+                        spelled = self._expr_of(name)
+                        snapshot = f"{spelled.rpartition('.')[2]}_value"
+                        self._snapshots[name] = snapshot
+                        lines.append(cst.parse_statement(f"{snapshot} = {spelled}()"))
+            node = self._localize(self._rewrites.get(j, body[j]).deep_clone())
             if j in self._train and not (self._stmts[j].writes & (read_later | (
                     set(step.names) if j in self._assigns else set()))):
                 small = node.body[0]
@@ -306,8 +321,8 @@ class StepFunctions:
                                     f"{tf}.convert_to_tensor({p}, {p}_default.dtype)")]
 
     def _returned(self, fetch: cst.BaseExpression) -> cst.BaseExpression:
-        if isinstance(fetch, cst.Name):
-            return self._value_of(fetch)
+        if self._ref(fetch) is not None:
+            return self._value_of(self._ref(fetch))
         if isinstance(fetch, (cst.List, cst.Tuple)):
             return fetch.with_changes(elements=[
                 el.with_changes(value=self._returned(el.value)) for el in fetch.elements])
@@ -316,12 +331,14 @@ class StepFunctions:
                 el.with_changes(value=self._returned(el.value)) for el in fetch.elements])
         raise AssertionError(code_of(fetch))
 
-    def _value_of(self, name: cst.Name) -> cst.BaseExpression:
-        n = name.value
+    def _value_of(self, ref: str) -> cst.BaseExpression:
         tf = self._alias
-        defs = [j for j in self._graph if n in self._stmts[j].writes]
+        n = self._expr_of(ref)
+        defs = [j for j in self._graph if ref in self._stmts[j].writes]
         if defs and max(defs) in self._assigns:  # the variable's value after the assignment
-            return cst.Name(n) if self._tf_function else cst.parse_expression(f"{n}.numpy()")
+            if max(defs) in self._assign_lists and not self._tf_function:
+                return cst.parse_expression(f"[v.numpy() for v in {n}]")
+            return cst.parse_expression(n if self._tf_function else f"{n}.numpy()")
         if defs and max(defs) in self._train:
             return cst.Name("None")
         if n in self._snapshots:
@@ -329,33 +346,40 @@ class StepFunctions:
             return cst.parse_expression(snap if self._tf_function else f"{snap}.numpy()")
         if self._tf_function:
             # a tf.function returns tensors; the caller takes their NumPy values
-            if n in self._schedules:
+            if ref in self._schedules:
                 return cst.parse_expression(f"{n}()")
-            if n in self._var_names:
+            if ref in self._var_names:
                 return cst.parse_expression(f"{tf}.identity({n})")  # the value now
-            return cst.Name(n)
-        if n in self._schedules:
+            return cst.parse_expression(n)
+        if ref in self._schedules:
             return cst.parse_expression(f"{n}().numpy()")
-        kind = self._kinds.get(n, "unknown")
-        if n in self._placeholders or n in self._var_names or kind in ("tensor", "variable"):
+        kind = self._kinds.get(ref, "unknown")
+        if ref in self._placeholders or ref in self._var_names or kind in ("tensor", "variable"):
             return cst.parse_expression(f"{n}.numpy()")
         return cst.parse_expression(f"{tf}.nest.map_structure(lambda t: t.numpy(), {n})")
 
 
-class _RunReplacer(cst.CSTTransformer):
+class RunReplacer(cst.CSTTransformer):
+    """``sess.run(fetches, feed_dict=...)`` -> ``run_<fetches>(x=...)``; ``param``
+    names a placeholder's parameter, ``owner`` the object the functions are
+    methods of (the class rule: ``self``)."""
+
     def __init__(self, runs: Dict[cst.Call, Run], wrap: Optional[str],
-                 feed_dicts: Sequence[cst.Dict] = ()) -> None:
+                 feed_dicts: Sequence[cst.Dict] = (), param=lambda ref: ref,
+                 owner: Optional[str] = None) -> None:
         super().__init__()
         self._runs = runs
         self._wrap = wrap
         self._feed_dicts = set(feed_dicts)
+        self._param = param
+        self._owner = owner
 
     def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict):
         if original_node not in self._feed_dicts:
             return updated_node
         # {x: a} -> {"x": a}: the keys name the step functions' parameters
         return updated_node.with_changes(elements=[
-            el.with_changes(key=cst.SimpleString(f'"{el.key.value}"'))
+            el.with_changes(key=cst.SimpleString(f'"{self._param(code_of(el.key))}"'))
             for el in updated_node.elements])
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
@@ -365,11 +389,13 @@ class _RunReplacer(cst.CSTTransformer):
         if run.feed_name is not None:
             args = [cst.Arg(cst.Name(run.feed_name), star="**")]
         else:
-            args = [cst.Arg(value, keyword=cst.Name(name),
+            args = [cst.Arg(value, keyword=cst.Name(self._param(name)),
                             equal=cst.AssignEqual(cst.SimpleWhitespace(""),
                                                   cst.SimpleWhitespace("")))
                     for name, value in run.feeds]
-        call = cst.Call(func=cst.Name(run.function), args=args)
+        func = cst.Name(run.function) if self._owner is None else cst.Attribute(
+            cst.Name(self._owner), cst.Name(run.function))
+        call = cst.Call(func=func, args=args)
         if self._wrap:
             return cst.Call(func=cst.Name(self._wrap), args=[cst.Arg(call)])
         return call
@@ -418,20 +444,24 @@ def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
     return found
 
 
-def _names_in(node: cst.CSTNode) -> List[cst.Name]:
-    found: List[cst.Name] = []
+def loaded_refs(node: cst.CSTNode, base: Optional[str] = None) -> List[Tuple[cst.CSTNode, str]]:
+    """(node, name) of every name read in ``node`` (:func:`loaded_names`), and with
+    ``base``, of every ``base.attr`` read (name ``"base.attr"``; a function's own
+    ``base`` parameter included)."""
+    out: List[Tuple[cst.CSTNode, str]] = []
+    for n in loaded_names(node, keep_attributes=base is not None):
+        if isinstance(n, cst.Attribute):
+            out.append((n, f"{base}.{n.attr.value}"))
+        elif not (base is not None and n.value == base):
+            out.append((n, n.value))
+    return out
 
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
 
-    node.visit(_V())
-    return found
-
-
-def loaded_names(node: cst.CSTNode) -> List[cst.Name]:
-    """Names read in ``node`` (not assignment targets, attributes or keywords)."""
-    found: List[cst.Name] = []
+def loaded_names(node: cst.CSTNode, keep_attributes: bool = False) -> List[cst.Name]:
+    """Names read in ``node`` (not assignment targets, attributes or keywords); with
+    ``keep_attributes``, ``self.x`` reads (an attribute of a name called ``self``)
+    are listed as the Attribute node instead."""
+    found: List = []
 
     class _V(cst.CSTVisitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
@@ -440,6 +470,9 @@ def loaded_names(node: cst.CSTNode) -> List[cst.Name]:
             return False
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
+            if keep_attributes and isinstance(n.value, cst.Name) and n.value.value == "self":
+                found.append(n)
+                return False
             n.value.visit(self)
             return False
 
@@ -468,7 +501,8 @@ def loaded_names(node: cst.CSTNode) -> List[cst.Name]:
                     p.default.visit(self)
             for d in n.decorators:
                 d.visit(self)
-            found.extend(m for m in loaded_names(n.body) if m.value not in local)
+            found.extend(m for m in loaded_names(n.body, keep_attributes)
+                         if isinstance(m, cst.Attribute) or m.value not in local)
             return False
 
     node.visit(_V())

@@ -36,6 +36,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import (
     forward_dependents,
     last_def,
 )
+from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.walk import children
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 
@@ -178,6 +179,7 @@ class _GradCall:
     slice: Set[int] = field(default_factory=set)
     defs: Dict[str, int] = field(default_factory=dict)
     level: int = 0
+    base: Optional[str] = None  # "self": sources are attributes of self (block_info's base)
 
 
 @dataclass
@@ -191,11 +193,17 @@ class _Plan:
     moved: Dict[int, List[int]] = field(default_factory=dict)
 
 
+def _self_attribute(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+        and expr.value.value == "self"
+
+
 def _owned_variables(element: cst.BaseElement) -> bool:
     """``*owner.trainable_variables`` in a list of sources."""
     v = element.value
     return isinstance(element, cst.StarredElement) and isinstance(v, cst.Attribute) \
-        and isinstance(v.value, cst.Name) and v.attr.value == "trainable_variables"
+        and (isinstance(v.value, cst.Name) or _self_attribute(v.value)) \
+        and v.attr.value == "trainable_variables"
 
 
 def _is_main_guard(node: cst.CSTNode) -> bool:
@@ -348,14 +356,18 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             gc.xs = [e.value.value for e in xs.elements]
             gc.xs_is_list = True
         elif isinstance(xs, (cst.List, cst.Tuple)) and xs.elements and all(
-                _owned_variables(e) or isinstance(e.value, cst.Name) for e in xs.elements):
+                _owned_variables(e) or isinstance(e.value, cst.Name) or _self_attribute(e.value)
+                for e in xs.elements):
             # [w, *dense.trainable_variables]: layers' variables, made by the
             # calls the tape records (so never watched by hand), beside variables
-            gc.xs = [e.value.value.value if _owned_variables(e) else e.value.value
+            # (in a method, both may be kept on the object: self.w, *self.fc.trainable_variables)
+            gc.xs = [code_of(e.value.value) if _owned_variables(e) else code_of(e.value)
                      for e in xs.elements]
             gc.xs_is_list = True
-            self._variable_owners.update(e.value.value.value for e in xs.elements
+            self._variable_owners.update(code_of(e.value.value) for e in xs.elements
                                          if _owned_variables(e))
+            if any(x.startswith("self.") for x in gc.xs):
+                gc.base = "self"
         elif isinstance(xs, cst.Attribute) and isinstance(xs.value, cst.Name) \
                 and xs.attr.value == "trainable_variables":
             # a make_template function's variables: a list of trainable variables,
@@ -370,7 +382,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
 
     def _plan(self, block, calls: List[_GradCall], kinds: dict, taken: Set[str]) -> Optional[_Plan]:
         body = list(block.body)
-        stmts = block_info(body)
+        stmts = block_info(body, "self" if any(gc.base for gc in calls) else None)
         ok = True
         calls.sort(key=lambda c: c.stmt_index)
         for gc in calls:
@@ -421,7 +433,8 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         persistent = [sum(1 for gc in calls if gc.level == lv) > 1 for lv in range(top + 1)]
 
         # tape.watch for sources that are not variables
-        variables = {n for n, k in kinds.items() if k == "variable"} | self._variable_owners
+        variables = {n for n, k in kinds.items() if k == "variable"} | self._variable_owners \
+            | set(self.shared.get(VARIABLE_REFS, ()))
         pre_watch: List[List[str]] = []
         post_watch: Dict[int, List[Tuple[str, str]]] = {}
         for level in range(top + 1):

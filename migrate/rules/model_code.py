@@ -42,7 +42,7 @@ reported (TS125) and the file keeps its compat form.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -59,6 +59,7 @@ from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_calls import (
     CallRewriter, assignment_counts, bind, is_main_guard, is_none, is_true, module_bindings,
     single_target, assigned_names)
+from tapeshift.migrate.rules.contrib_slim import is_slim_call
 from tapeshift.migrate.rules.model_code_classes import ClassContext, LocalRenamer, class_context, method_call
 from tapeshift.migrate.rules.model_code_layers import LAYERS
 
@@ -136,6 +137,7 @@ class ModelCode(TapeshiftCodemod):
         #: what the names of the block being read are bound to, at this point of it
         self._env: Dict[str, cst.BaseExpression] = {}
         self._pending_rename: Optional[tuple] = None  # (local, attribute) after this statement
+        self._collection_lists: Set[str] = set()  # names read by collections=... only
 
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -152,8 +154,12 @@ class ModelCode(TapeshiftCodemod):
                          if isinstance(value, cst.SimpleString)
                          and value.prefix.lower() in ("", "r", "u")}
         self._scope_vars: Dict[str, object] = {}  # `with ... as scope` -> the Scope
+        # functions that make variables when they run, and those whose code is replayed
+        self._makers = {id(fn): fn.name.value for fn in nodes(node)
+                        if isinstance(fn, cst.FunctionDef) and self._makes_variables(fn)}
+        self._replayed: Set[int] = set()
         try:
-            body = self._block(list(node.body))
+            body = self._drop_unused_lists(self._block(list(node.body)))
         except _NotStatic:
             return False
         if self._changed:
@@ -251,14 +257,59 @@ class ModelCode(TapeshiftCodemod):
                 for fn in node.body.body]
         return node.with_changes(body=node.body.with_changes(body=body))
 
+    def _makes_variables(self, fn: cst.FunctionDef) -> bool:
+        for n in nodes(fn.body):
+            if isinstance(n, cst.Call):
+                api = self.tf_api_name(n.func) or ""
+                if api in ("Variable", "VariableV1", "get_variable") or api.startswith("layers.") \
+                        or is_slim_call(self, n):
+                    return True
+        return False
+
+    def hidden_makers(self) -> List[str]:
+        """Functions that make variables where they run, which the store does not see."""
+        return [name for key, name in self._makers.items() if key not in self._replayed]
+
     def _method(self, name: str) -> List[cst.BaseStatement]:
         ctx = self._class
-        saved = (ctx.renames, self._env)
-        ctx.renames, self._env = {}, {}
+        self._replayed.add(id(ctx.methods[name]))
+        saved = (ctx.renames, self._env, self._collection_lists)
+        ctx.renames, self._env, self._collection_lists = {}, {}, set()
         try:
-            return self._block(list(ctx.methods[name].body.body))
+            return self._drop_unused_lists(self._block(list(ctx.methods[name].body.body)))
         finally:
-            ctx.renames, self._env = saved
+            ctx.renames, self._env, self._collection_lists = saved
+
+    def _drop_unused_lists(self, body: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+        """Lists of collection names that only ``collections=`` read (``c_names =
+        ['eval_net_params', tf.GraphKeys.GLOBAL_VARIABLES]``) mean nothing in TF2
+        once the collections are lists: their bindings go."""
+        loads: Set[str] = set()
+        for stmt in body:
+            loads |= names_of(stmt)[0]
+        unused = self._collection_lists - loads
+        if not unused:
+            return body
+        out: List[cst.BaseStatement] = []
+        for stmt in body:
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) \
+                and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) \
+                and len(stmt.body[0].targets) == 1 else None
+            target = small.targets[0].target if small is not None else None
+            if isinstance(target, cst.Name) and target.value in unused:
+                self.record_change(stmt, f"`{target.value}`, the collections of "
+                                   "get_variable(collections=...), removed")
+                continue
+            if isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple) \
+                    and len(target.elements) == len(small.value.elements):
+                pairs = [(t, v) for t, v in zip(target.elements, small.value.elements)
+                         if not (isinstance(t.value, cst.Name) and t.value.value in unused)]
+                if len(pairs) < len(target.elements):
+                    self.record_change(stmt, "the collections of get_variable(collections=...) "
+                                       "removed from the assignment")
+                    stmt = _without_pairs(stmt, small, pairs)
+            out.append(stmt)
+        return out
 
     def _renamed(self, stmt: cst.CSTNode):
         """``stmt`` reading the attributes that now hold renamed locals."""
@@ -548,3 +599,19 @@ class ModelCode(TapeshiftCodemod):
         return name
 
 
+def _without_pairs(stmt: cst.SimpleStatementLine, small: cst.Assign, pairs) -> cst.SimpleStatementLine:
+    """``a, b, c = x, y, z`` keeping ``pairs`` of (target, value) elements."""
+    if not pairs:
+        return stmt.with_changes(body=[cst.Pass()])
+    last = len(pairs) - 1
+    if len(pairs) == 1:
+        target, value = pairs[0][0].value, pairs[0][1].value
+    else:
+        target = small.targets[0].target.with_changes(elements=[
+            t.with_changes(comma=cst.MaybeSentinel.DEFAULT) if k == last else t
+            for k, (t, _) in enumerate(pairs)])
+        value = small.value.with_changes(elements=[
+            v.with_changes(comma=cst.MaybeSentinel.DEFAULT) if k == last else v
+            for k, (_, v) in enumerate(pairs)])
+    return stmt.with_changes(body=[small.with_changes(
+        targets=[small.targets[0].with_changes(target=target)], value=value)])

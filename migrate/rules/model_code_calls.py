@@ -136,6 +136,8 @@ class CallRewriter(cst.CSTTransformer):
         if expr is None or is_none(expr):
             return set()
         value = rule.bound(expr)
+        if isinstance(expr, cst.Name) and value is not expr:
+            rule._collection_lists.add(expr.value)
         if not isinstance(value, (cst.List, cst.Tuple)):
             rule._fail(original, f"collections={code_of(expr)} is not a list the codemod can read")
         keys = [rule.collection_key(e.value) for e in value.elements]
@@ -270,14 +272,13 @@ class CallRewriter(cst.CSTTransformer):
             if name and base in rule._taken or not name:
                 base = f"{base}_layer" if not base.endswith("layer") else base
             entry.handle = rule.handle(base, None, entry.name)
-            # the arguments written by position stay so where the class takes them there
-            written = sum(1 for a in call.args if a.keyword is None) - 1
-            kept = params[1:1 + max(0, min(written, spec.positional))]
-            pos = [args[k] for k in kept]
-            kw = [(k, v) for k, v in ctor if k not in kept]
-            if spec.variables or name is not None:
-                kw = [*kw, ("name", cst.SimpleString(f'"{entry.name}"'))]
-            self.before.append(_assign(entry.handle, _call(f"tf_keras.layers.{spec.cls}", pos, kw)))
+            named = spec.variables or name is not None
+            ctor_call = call.with_changes(
+                func=cst.parse_expression(f"tf_keras.layers.{spec.cls}"),
+                args=_constructor_args(call, params, spec.positional,
+                                       ("inputs", *STORE_ARGS, *spec.call),
+                                       cst.SimpleString(f'"{entry.name}"') if named else None))
+            self.before.append(_assign(entry.handle, ctor_call))
             rule._keras = True
             rule._facts.layers[entry.handle] = entry
             if fn == "batch_normalization":
@@ -317,6 +318,10 @@ class CallRewriter(cst.CSTTransformer):
             rule._fail(original, f"`{code_of(original)}` also holds the slot variables of the "
                        f"optimizer step on line {line}, which TF2 keeps in the optimizer "
                        "(list the variables before the optimizer, or the trainable ones)")
+        hidden = rule.hidden_makers()
+        if hidden:
+            rule._fail(original, f"`{code_of(original)}` would also hold the variables "
+                       f"`{hidden[0]}` makes when it runs, which the codemod does not replay")
         entries = self.store.collection(scope, trainable_only=key == "trainable")
         if key.startswith("custom:"):  # collections=[...] of get_variable
             entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
@@ -349,6 +354,41 @@ def bind(call: cst.Call, params: Sequence[str]) -> Dict[str, cst.BaseExpression]
             out[arg.keyword.value] = arg.value
         elif k < len(params):
             out[params[k]] = arg.value
+    return out
+
+
+def _constructor_args(call: cst.Call, params: Sequence[str], positional: int,
+                      dropped: Sequence[str], name: Optional[cst.BaseExpression]) -> List[cst.Arg]:
+    """The arguments of a ``tf.layers`` function call that its class takes, as the
+    call wrote them (layout and comments kept): ``dropped`` ones go, positional ones
+    past the class's ``positional`` count get their keyword, and ``name=`` holds
+    ``name`` (the TF1 name; None: no name)."""
+    out: List[cst.Arg] = []
+    named = False
+    for k, arg in enumerate(call.args):
+        key = arg.keyword.value if arg.keyword is not None else params[k]
+        if key == "name" and name is not None:
+            out.append(arg.with_changes(value=name))
+            named = True
+            continue
+        if key in dropped:
+            continue
+        if arg.keyword is None and params.index(key) > positional:
+            arg = arg.with_changes(keyword=cst.Name(key), equal=cst.AssignEqual(
+                cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        out.append(arg)
+    if name is not None and not named:
+        new = _kwarg("name", name)
+        if out:
+            # the comma before it as the call writes commas (one argument a line stays so)
+            style = next((a.comma for a in out[:-1] if isinstance(a.comma, cst.Comma)),
+                         cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            new = new.with_changes(comma=out[-1].comma)
+            out[-1] = out[-1].with_changes(comma=style)
+        out.append(new)
+    if out and not any(isinstance(a.comma, cst.Comma) and "\n" in code_of(a.comma)
+                       for a in out):
+        out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return out
 
 

@@ -11,17 +11,27 @@ definitions a ``sess.run`` fetch depends on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
 
 class _LoadsAndStores(cst.CSTVisitor):
-    """The names a statement reads (loads) and binds (stores)."""
+    """The names a statement reads (loads) and binds (stores). With ``base``
+    (``"self"``), an attribute of that name counts as a name of its own:
+    ``self.q = self.x * w`` reads ``self.x`` and ``w`` and binds ``self.q``."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: Optional[str] = None) -> None:
         self.loads: Set[str] = set()
         self.stores: Set[str] = set()
+        self.base = base
+
+    def _own(self, node: cst.CSTNode) -> Optional[str]:
+        """``self.x`` -> "self.x" when ``self`` is the base; else None."""
+        if self.base is not None and isinstance(node, cst.Attribute) \
+                and isinstance(node.value, cst.Name) and node.value.value == self.base:
+            return f"{self.base}.{node.attr.value}"
+        return None
 
     # stores -------------------------------------------------------------
     def _target(self, node: cst.CSTNode) -> None:
@@ -32,12 +42,16 @@ class _LoadsAndStores(cst.CSTVisitor):
                 self._target(el.value)
         elif isinstance(node, cst.StarredElement):
             self._target(node.value)
+        elif self._own(node) is not None:
+            self.stores.add(self._own(node))
         elif isinstance(node, (cst.Subscript, cst.Attribute)):
             node.visit(self)  # loads of the base and the index
             base = node
-            while isinstance(base, (cst.Subscript, cst.Attribute)):
+            while isinstance(base, (cst.Subscript, cst.Attribute)) and self._own(base) is None:
                 base = base.value
-            if isinstance(base, cst.Name):
+            if self._own(base) is not None:
+                self.stores.add(self._own(base))
+            elif isinstance(base, cst.Name):
                 self.stores.add(base.value)
         else:
             node.visit(self)
@@ -132,7 +146,11 @@ class _LoadsAndStores(cst.CSTVisitor):
 
     # loads --------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        own = self._own(node)
+        if own is not None:
+            self.loads.add(own)
+        else:
+            node.value.visit(self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
@@ -143,9 +161,9 @@ class _LoadsAndStores(cst.CSTVisitor):
         self.loads.add(node.value)
 
 
-def names_of(node: cst.CSTNode):
-    """(loads, stores) of a statement or expression."""
-    v = _LoadsAndStores()
+def names_of(node: cst.CSTNode, base: Optional[str] = None):
+    """(loads, stores) of a statement or expression (``base``: see _LoadsAndStores)."""
+    v = _LoadsAndStores(base)
     node.visit(v)
     return v.loads, v.stores
 
@@ -158,10 +176,10 @@ class Stmt:
     writes: Set[str]
 
 
-def block_info(body: Sequence[cst.CSTNode]) -> List[Stmt]:
+def block_info(body: Sequence[cst.CSTNode], base: Optional[str] = None) -> List[Stmt]:
     out = []
     for i, stmt in enumerate(body):
-        loads, stores = names_of(stmt)
+        loads, stores = names_of(stmt, base)
         out.append(Stmt(i, stmt, loads, stores))
     return out
 

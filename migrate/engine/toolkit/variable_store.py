@@ -79,6 +79,9 @@ class Scope:
 #: Where the model-code rule leaves what it made for the rules after it
 #: (``shared[MODEL_CODE]``: a :class:`ModelCodeFacts`).
 MODEL_CODE = "model_code"
+#: Where the class rule lists the trainable variables kept on objects (``"self.w"``),
+#: which a tape watches by itself (``shared[VARIABLE_REFS]``: a set).
+VARIABLE_REFS = "variable_refs"
 
 
 @dataclass

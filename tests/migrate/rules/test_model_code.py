@@ -311,10 +311,8 @@ class TestModelCode(CodemodTest):
 
                 def _build_net(self):
                     init = tf.constant_initializer(0.1)
-                    c_names = ["eval_params", tf.GraphKeys.GLOBAL_VARIABLES]
                     self.eval_net_w = tf.Variable(init([self.n, 2]), name="eval_net/w")
                     self.q = tf.matmul(self.s, self.eval_net_w)
-                    c_names = ["target_params", tf.GraphKeys.GLOBAL_VARIABLES]
                     self.target_net_w = tf.Variable(init([self.n, 2]), name="target_net/w")
                     self.fc_layer = tf_keras.layers.Dense(2, name="target_net/fc")
                     self.fc = self.fc_layer(self.s)

@@ -1,0 +1,409 @@
+"""A class that builds a fed graph and runs it with ``self.sess`` -> methods of the fed values.
+
+TF1 agents are written as classes: ``__init__`` (and the ``_build_*`` methods
+it calls) makes placeholders, variables, the graph and train ops, keeps them
+as attributes and opens ``self.sess``; ``choose_action`` and ``learn`` run
+``self.sess.run(self.q_eval, feed_dict={self.s: obs})``. This rule gives such a
+class the shape the feeds rule gives a script (docs/tf1-vs-tf2.md, section 1):
+
+* variables, layers and optimizers stay where ``__init__`` made them, created
+  once per object;
+* each distinct set of fetches becomes a method, ``self._run_q_eval(s=obs)``,
+  that recomputes exactly the graph statements those fetches need from the fed
+  values (placeholders become its parameters; graph values kept as attributes,
+  ``self.q_eval``, become its locals); train ops and ``tf.assign`` ops (a
+  target network's soft update) run in it when fetched, not once;
+* ``self.sess = tf.Session()``, running the initializer, and the placeholders
+  go; ``tf.summary.FileWriter(logdir, self.sess.graph)`` becomes
+  ``tf.summary.create_file_writer(logdir)`` (TF2 code has no graph to show).
+
+The statements the once-run methods execute are read as one block, in the
+order ``__init__`` runs them (:mod:`tapeshift.migrate.rules.model_code_classes`),
+with ``self.x`` as a name of its own; the feeds rule's analysis does the rest
+(:class:`~tapeshift.migrate.rules.feeds.FeedsToFunctions` with ``BASE = "self"``).
+Anything it cannot follow is reported (TS106, TS107, TS108) and the file keeps
+its compat form.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from tapeshift.migrate.engine.registry import register_rule
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
+from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.tf1_api import INITIALIZERS, SESSIONS
+from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
+from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step
+from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
+from tapeshift.migrate.rules.session import TS106, TS107
+
+
+@register_rule
+class ClassFeedsToMethods(FeedsToFunctions):
+    DESCRIPTION = "Turn a class's fed graph and its self.sess.run calls into methods of the fed values."
+    RULE = "class-feeds"
+    #: after the module's feeds rule (which leaves classes alone)
+    PHASE = "pre"
+    ORDER = 35
+    SCREEN_NAMES = SESSIONS
+    OPTION = None  # the feeds rule's --tf-function applies here too
+    BASE = "self"
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._alias = tf_module_alias(node)
+        self._replaced: Dict[cst.ClassDef, cst.ClassDef] = {}
+        if self._alias is None:
+            return False
+        self._module_node = node
+        for stmt in node.body:
+            if isinstance(stmt, cst.ClassDef):
+                try:
+                    new = self._convert(stmt)
+                except Bail:
+                    continue
+                if new is not None:
+                    self._replaced[stmt] = new
+        return False
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self._replaced:
+            return updated_node
+        return updated_node.with_changes(body=[self._replaced.get(s, s) for s in updated_node.body])
+
+    # ------------------------------------------------------------------
+    # reading the class
+    # ------------------------------------------------------------------
+    def _session_of(self, cls: cst.ClassDef, ctx: ClassContext) -> Optional[Tuple[str, cst.Call]]:
+        """(``self.sess``, its ``tf.Session()`` call) when a once-run method opens it."""
+        found = None
+        for name in ctx.once:
+            for n in nodes(ctx.methods[name].body):
+                if isinstance(n, cst.Assign) and len(n.targets) == 1 \
+                        and isinstance(n.value, cst.Call) \
+                        and self.tf_api_name(n.value.func) in SESSIONS \
+                        and self._ref(n.targets[0].target) is not None \
+                        and self._ref(n.targets[0].target).startswith("self."):
+                    if found is not None:
+                        self._bail(TS107.code, n.value, "more than one Session in the class")
+                    found = (self._ref(n.targets[0].target), n.value)
+        return found
+
+    def _flatten(self, ctx: ClassContext, name: str, out: List[Tuple[str, cst.BaseStatement]],
+                 seen: Set[str]) -> None:
+        """The statements the once-run methods execute, in order, with ``self.m()``
+        calls of once-run methods replaced by their bodies."""
+        seen.add(name)
+        for stmt in ctx.methods[name].body.body:
+            called = method_call(stmt, ctx)
+            if called is not None and called not in seen:
+                self._flatten(ctx, called, out, seen)
+                continue
+            out.append((name, stmt))
+
+    def _convert(self, cls: cst.ClassDef) -> Optional[cst.ClassDef]:
+        ctx = class_context(cls)
+        if ctx is None:
+            return None
+        session = self._session_of(cls, ctx)
+        if session is None:
+            return None
+        self._session_ref, session_call = session
+        flat: List[Tuple[str, cst.BaseStatement]] = []
+        self._flatten(ctx, "__init__", flat, set())
+        starts = [i for i, (_, stmt) in enumerate(flat)
+                  if any(n is session_call for n in nodes(stmt))]
+        if not starts or not isinstance(flat[starts[0]][1], cst.SimpleStatementLine):
+            self._bail(TS107.code, session_call, "the Session is opened inside a block of "
+                       f"`{cls.name.value}` the codemod cannot follow")
+        start = starts[0]
+        others = [fn for name, fn in ctx.methods.items() if name not in ctx.once]
+        body: List[cst.CSTNode] = [stmt for _, stmt in flat] + others
+        self._tf_function = bool(self.shared.get(TF_FUNCTION))
+        self._block = cls
+        self._ctx = ctx
+        self._kinds, self._elements = {}, {}
+        self._classify(body, start)
+        self._kinds = self._ref_kinds(body, start)
+        runs = self._runs(body, start, self._module_node)
+        if not runs:
+            return None
+        steps = self._steps(runs, body, start)
+        self._check_free_uses(self._module_node, body, start, runs)
+        self._check_session_uses(body, start, runs)
+        self._copy_locals(steps, body, start, flat)
+        return self._emit(cls, ctx, flat, body, start, runs, steps)
+
+    def _ref_kinds(self, body: List[cst.CSTNode], end: int) -> dict:
+        kinds: dict = {}
+        for stmt in body[:end]:
+            value, target = self._assignment(stmt)
+            if target is not None and value is not None:
+                kind = self.expr_kind(value, kinds)
+                kinds[target] = kind if kinds.get(target, kind) == kind else "unknown"
+        return kinds
+
+    def expr_kind(self, expr, kinds):
+        ref = self._ref(expr)
+        if ref is not None and ref.startswith("self."):
+            return kinds.get(ref, "unknown")
+        return super().expr_kind(expr, kinds)
+
+    def _check_session_uses(self, body: List[cst.CSTNode], start: int, runs) -> None:
+        """``self.sess`` may only run fetches, run the initializer, or give its graph
+        to a FileWriter (TF2 writes no graph)."""
+        allowed = {id(run.call.func.value) for run in runs}
+        for stmt in body:
+            for n in nodes(stmt):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                        and n.func.attr.value == "run" and self._ref(n.func.value) == \
+                        self._session_ref and self._initializer_run(n):
+                    allowed.add(id(n.func.value))
+                if isinstance(n, cst.Call) and self.tf_api_name(n.func) == "summary.FileWriter" \
+                        and len(n.args) == 2 and isinstance(n.args[1].value, cst.Attribute) \
+                        and n.args[1].value.attr.value == "graph":
+                    allowed.add(id(n.args[1].value.value))
+        for stmt in body:
+            for n in nodes(stmt):
+                if self._ref(n) == self._session_ref and id(n) not in allowed \
+                        and not _is_binding(stmt, n):
+                    self._bail(TS106.code, n, f"`{self._session_ref}` used other than by "
+                               "sess.run: the codemod cannot follow it")
+
+    def _read_after(self, k: int, flat, body, start: int) -> bool:
+        """The local statement ``k`` binds is read by a statement its method keeps."""
+        names = self._stmts[k].writes
+        method = flat[k][0]
+        for j in range(k + 1, len(flat)):
+            if flat[j][0] != method:
+                continue
+            if j < start and (j in self._graph or self._placeholder_stmt(j)):
+                continue
+            if self._stmts[j].reads & names:
+                return True
+            if self._stmts[j].writes & names:
+                return False
+        return False
+
+    def _initializer_run(self, call: cst.Call) -> bool:
+        return bool(call.args) and isinstance(call.args[0].value, cst.Call) and \
+            self.tf_api_name(call.args[0].value.func) in INITIALIZERS
+
+    def _copy_locals(self, steps: List[Step], body, start: int, flat) -> None:
+        """A step method runs apart from the method that built its graph: a local the
+        graph statements read (``t_params``, a list of variables) is computed again
+        in it, from the statement that bound it, if that reads only the object and
+        module names."""
+        module_names = {n for s in self._module_node.body for n in _module_level_names(s)}
+        self._copied: Set[int] = set()
+        for step in steps:
+            needed = set(step.statements)
+            frontier = list(step.statements)
+            while frontier:
+                j = frontier.pop()
+                for name in self._stmts[j].reads:
+                    if name.startswith("self.") or name in module_names or name in self._placeholders:
+                        continue
+                    defs = [k for k in range(j) if name in self._stmts[k].writes]
+                    if not defs or defs[-1] in needed:
+                        continue
+                    k = defs[-1]
+                    if k >= start:
+                        continue
+                    if k not in self._graph and isinstance(body[k], cst.SimpleStatementLine):
+                        needed.add(k)
+                        frontier.append(k)
+                        self._copied.add(k)
+            step.statements = sorted(needed)
+
+    # ------------------------------------------------------------------
+    # names in the step methods
+    # ------------------------------------------------------------------
+    def _param(self, ref: str) -> str:
+        return ref.rpartition(".")[2]
+
+    def _expr_of(self, ref: str) -> str:
+        if ref in self._placeholders or ref in self._local_refs:
+            return ref.rpartition(".")[2]
+        return ref
+
+    def _localize(self, node: cst.CSTNode) -> cst.CSTNode:
+        return node.visit(_Localizer(self))
+
+    # ------------------------------------------------------------------
+    # writing the class
+    # ------------------------------------------------------------------
+    def _emit(self, cls: cst.ClassDef, ctx: ClassContext, flat, body, start: int, runs,
+              steps: List[Step]) -> cst.ClassDef:
+        # graph values computed in the step methods: locals there, not attributes
+        self._local_refs = {w for j in self._graph for w in self._stmts[j].writes
+                            if w.startswith("self.")}
+        taken = set(ctx.attrs) | set(ctx.methods)
+        hoisted: Dict[int, cst.SimpleStatementLine] = {}
+        for i, (base, expr, call) in sorted(self._hoist.items()):
+            name = _fresh(base, taken)
+            hoisted[i] = cst.SimpleStatementLine(
+                [cst.Assign([cst.AssignTarget(cst.parse_expression(f"self.{name}"))], expr)],
+                leading_lines=body[i].leading_lines)
+            node = self._rewrites.get(i, body[i])
+            small = node.body[0]
+            new_call = small.value.with_changes(func=small.value.func.with_changes(
+                value=cst.parse_expression(f"self.{name}")))
+            self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new_call)])
+            self.record_change(body[i], f"optimizer `{code_of(expr)}` created once, as `self.{name}`")
+        by_key: Dict[str, str] = {}
+        for step in steps:
+            names = [n.rpartition(".")[2].strip("_") for n in dict.fromkeys(step.names)]
+            step.name = _fresh(("_run_" + "_".join(names))[:60], taken)
+            by_key[" ".join(code_of(step.fetch).split())] = step.name
+        for run in runs:
+            run.function = by_key[run.function]
+        self.shared.setdefault("step_functions", set()).update(s.name for s in steps)
+        self.shared.setdefault(VARIABLE_REFS, set()).update(
+            v for v in self._variables if v.startswith("self.") and v not in self._layers)
+        run_calls = {run.call: run for run in runs}
+        named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
+
+        def session_code(stmt: cst.CSTNode) -> Optional[cst.CSTNode]:
+            """A statement after the session opened: runs replaced, the session gone."""
+            return stmt.visit(_SessionCode(self, run_calls, named))
+
+        index = {id(stmt): i for i, (_, stmt) in enumerate(flat)}
+        new_methods: Dict[str, cst.FunctionDef] = {}
+        for name, fn in ctx.methods.items():
+            out: List[cst.BaseStatement] = []
+            carried: List[cst.EmptyLine] = []  # the comments of statements that went
+            for stmt in fn.body.body:
+                i = index.get(id(stmt))
+                if i is None:  # a call of a build method, or a method run after __init__
+                    new = session_code(stmt) if name not in ctx.once else stmt
+                elif i < start:
+                    if i in hoisted:
+                        out.append(hoisted[i])
+                    if i in self._graph or self._placeholder_stmt(i) or (
+                            i in self._copied and not self._read_after(i, flat, body, start)):
+                        carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
+                        continue
+                    new = self._rewrites.get(i, stmt)
+                elif i == start:
+                    self.record_change(stmt, f"`{self._session_ref} = tf.Session()` removed: "
+                                       "eager code runs as it is written")
+                    carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
+                    continue
+                else:
+                    new = session_code(stmt)
+                if isinstance(new, cst.RemovalSentinel) or new is None:
+                    carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
+                    continue
+                if carried:  # after the statement's blank lines, before its comments
+                    lines = list(new.leading_lines)
+                    blank = next((k for k, ln in enumerate(lines) if ln.comment is not None),
+                                 len(lines))
+                    new = new.with_changes(leading_lines=[*lines[:blank], *carried, *lines[blank:]])
+                    carried = []
+                out.append(new)
+            if not out:
+                out = [cst.SimpleStatementLine([cst.Pass()])]
+            new_methods[name] = fn.with_changes(body=fn.body.with_changes(body=out))
+        defs = []
+        for step in steps:
+            d = self._function(step, body)
+            d = d.with_changes(params=d.params.with_changes(
+                params=[cst.Param(cst.Name("self")), *d.params.params]),
+                leading_lines=[cst.EmptyLine(indent=False)])
+            defs.append(d)
+        members: List[cst.BaseStatement] = []
+        last_once = max(k for k, s in enumerate(cls.body.body)
+                        if isinstance(s, cst.FunctionDef) and s.name.value in ctx.once)
+        for k, s in enumerate(cls.body.body):
+            members.append(new_methods.get(s.name.value, s) if isinstance(s, cst.FunctionDef) else s)
+            if k == last_once:
+                members.extend(defs)
+        for p, call in self._placeholders.items():
+            self.record_change(call, f"placeholder `{p}` -> a parameter of the step methods")
+        for run in runs:
+            fed = f"**{run.feed_name}" if run.feed_name else ", ".join(
+                f"{self._param(n)}=..." for n, _ in run.feeds)
+            self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
+                               f"`self.{run.function}({fed})`")
+        return cls.with_changes(body=cls.body.with_changes(body=members))
+
+
+class _Localizer(cst.CSTTransformer):
+    """In a step method: a placeholder attribute -> its parameter, a graph value
+    kept as an attribute -> a local of the method."""
+
+    def __init__(self, rule: ClassFeedsToMethods) -> None:
+        super().__init__()
+        self.rule = rule
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        ref = self.rule._ref(original_node)
+        if ref is not None and ref.startswith("self.") and (
+                ref in self.rule._placeholders or ref in self.rule._local_refs):
+            return cst.Name(ref.rpartition(".")[2])
+        return updated_node
+
+
+class _SessionCode(RunReplacer):
+    """Code after the session opened: ``self.sess.run(fetches, ...)`` ->
+    ``self._run_<fetches>(...)``; ``self.sess.run(tf.global_variables_initializer())``
+    goes; ``tf.summary.FileWriter(logdir, self.sess.graph)`` ->
+    ``tf.summary.create_file_writer(logdir)``. (One pass: each decision is made
+    on the original node, whose TensorFlow names are known.)"""
+
+    def __init__(self, rule: ClassFeedsToMethods, runs, feed_dicts) -> None:
+        super().__init__(runs, None, feed_dicts, rule._param, "self")
+        self.rule = rule
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        rule = self.rule
+        small = original_node.body[0] if len(original_node.body) == 1 else None
+        call = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value == "run" and rule._ref(call.func.value) == \
+                rule._session_ref and rule._initializer_run(call):
+            rule.record_change(original_node, "running the initializer removed: eager variables "
+                               "start initialised")
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        rule = self.rule
+        if original_node in self._runs:
+            return super().leave_Call(original_node, updated_node)
+        if rule.tf_api_name(original_node.func) == "summary.FileWriter" \
+                and len(original_node.args) == 2:
+            rule.record_change(original_node, "tf.summary.FileWriter(logdir, sess.graph) -> "
+                               "tf.summary.create_file_writer(logdir): TF2 code has no graph to "
+                               "write")
+            return cst.Call(func=cst.parse_expression(f"{rule._alias}.summary.create_file_writer"),
+                            args=[updated_node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        return updated_node
+
+
+def _is_binding(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.Assign) and any(t.target is node for t in s.targets) for s in stmt.body)
+
+
+def _module_level_names(stmt: cst.CSTNode) -> Set[str]:
+    """What a module-level statement binds (a class or function: its name only)."""
+    if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+        return {stmt.name.value}
+    return names_of(stmt)[1]
+
+
+def _fresh(base: str, taken: Set[str]) -> str:
+    name = base
+    k = 1
+    while name in taken:
+        name = f"{base}_{k}"
+        k += 1
+    taken.add(name)
+    return name

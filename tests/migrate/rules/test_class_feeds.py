@@ -1,0 +1,142 @@
+"""ClassFeedsToMethods: a class that builds a fed graph and runs it with self.sess -> step methods."""
+
+import functools
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tapeshift.migrate.engine.pipeline import migrate_source
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "classes"
+TIMEOUT = 300  # seconds per TensorFlow subprocess (the machine is shared)
+
+
+@functools.cache
+def migrated(name: str):
+    return migrate_source((DATA / name).read_text(encoding="utf-8"), name)
+
+
+def codes(result):
+    return [(f.code, f.line) for f in result.findings]
+
+
+def test_dqn_agent_becomes_step_methods():
+    r = migrated("dqn_agent.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    # placeholders, the session, the initializer and the collections are gone
+    for gone in ("placeholder", "self.sess", "tf.Session", "global_variables_initializer",
+                 "get_collection", "GraphKeys", "c_names", "tf.gradients", ".minimize("):
+        assert gone not in out, gone
+    # variables made once, on the object, under their TF1 names
+    assert 'self.eval_net_l1_w1 = tf.Variable(w_initializer([self.n_features, n_l1]), ' \
+           'name="eval_net/l1/w1")' in out
+    assert 'self.target_net_l2_b2 = tf.Variable(b_initializer([1, self.n_actions]), ' \
+           'name="target_net/l2/b2")' in out
+    # the optimizer made inline is kept on the object
+    assert "self.optimizer = tf.compat.v1.train.RMSPropOptimizer(self.lr)" in out
+    # each sess.run is a method of the fed values, called where it was
+    assert "    def _run_q_eval(self, s):\n" in out
+    assert "actions_value = self._run_q_eval(s=observation[np.newaxis, :])" in out
+    assert "q_next, q_eval = self._run_q_next_q_eval(s_=batch[:, -self.n_features:], " \
+           "s=batch[:, :self.n_features])" in out
+    # the target update runs when fetched, from the lists it reads
+    assert textwrap.indent(textwrap.dedent("""\
+        def _run_replace_target_op(self):
+            \"\"\"sess.run(self.replace_target_op) as a function of the fed values.\"\"\"
+            t_params = [self.target_net_l1_w1, self.target_net_l1_b1, self.target_net_l2_w2, self.target_net_l2_b2]
+            e_params = [self.eval_net_l1_w1, self.eval_net_l1_b1, self.eval_net_l2_w2, self.eval_net_l2_b2]
+            replace_target_op = [t.assign(e) for t, e in zip(t_params, e_params)]
+            return [v.numpy() for v in replace_target_op]
+    """), "    ") in out
+    # the train step: a tape around the forward statements, TF1's default var_list
+    assert "with tf.GradientTape() as tape:" in out
+    assert ("self.optimizer.apply_gradients(zip(tape.gradient(loss, [self.eval_net_l1_w1, "
+            "self.eval_net_l1_b1, self.eval_net_l2_w2, self.eval_net_l2_b2]),") in out
+    compile(out, "dqn_agent.py", "exec")
+    assert not migrate_source(out, "dqn_agent.py").changed
+
+
+def test_policy_gradient_agent_keeps_layer_layout_and_comments():
+    r = migrated("pg_agent.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert textwrap.indent(textwrap.dedent("""\
+        self.fc1 = tf_keras.layers.Dense(
+            units=10,
+            activation=tf.nn.tanh,  # tanh activation
+            kernel_initializer=tf.compat.v1.constant_initializer(0.3),
+            bias_initializer=tf.compat.v1.constant_initializer(0.1),
+            name="fc1"
+        )
+    """), "        ") in out
+    assert "    def _run_train_op(self, tf_obs, tf_acts, tf_vt):\n" in out
+    assert "[*self.fc1.trainable_variables, *self.fc2.trainable_variables]" in out
+    assert "self._run_train_op(tf_obs=np.vstack(self.ep_obs), tf_acts=np.array(self.ep_as), " \
+           "tf_vt=discounted)" in out.replace("\n            ", " ").replace("(\n            ", "(")
+    compile(out, "pg_agent.py", "exec")
+
+
+AGENT = """\
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.x = tf.placeholder(tf.float32, [None, 2])
+        self.w = tf.Variable([[1.0], [2.0]])
+        self.y = tf.matmul(self.x, self.w)
+        self.sess = tf.Session()
+        self.sess.run(tf.global_variables_initializer())
+
+    def predict(self, x):
+        return self.sess.run(self.y, feed_dict={self.x: x})
+{extra}"""
+
+
+@pytest.mark.parametrize("extra, code", [
+    ("\n    def save(self, path):\n        tf.train.Saver().save(self.sess, path)\n", "TS106"),
+    ("\n    def shape(self):\n        return self.y.shape\n", "TS107"),
+])
+def test_what_it_cannot_follow_keeps_compat_form_with_the_reason(extra, code):
+    r = migrate_source(AGENT.replace("{extra}", extra), "agent.py")
+    assert r.mode == "compat"
+    assert code in [c for c, _ in codes(r)], codes(r)
+
+
+def test_the_plain_agent_converts():
+    r = migrate_source(AGENT.replace("{extra}", ""), "agent.py")
+    assert r.mode == "tape", codes(r)
+    assert r.output == textwrap.dedent("""\
+        import tensorflow as tf
+
+
+        class Agent:
+            def __init__(self):
+                self.w = tf.Variable([[1.0], [2.0]])
+
+            def _run_y(self, x):
+                \"\"\"sess.run(self.y) as a function of the fed values.\"\"\"
+                x = tf.convert_to_tensor(x, tf.float32)
+                y = tf.matmul(x, self.w)
+                return y.numpy()
+
+            def predict(self, x):
+                return self._run_y(x=x)
+    """)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py"])
+def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    source = (DATA / name).read_text(encoding="utf-8")
+    r = migrated(name)
+    assert r.mode == "tape", codes(r)
+    report = verify_sources(source, r.output, tmp_path / name, timeout=TIMEOUT)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) >= 4, report.to_text()  # every training step's print
