@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "run-legacy": "tapeshift.migrate.legacy.run_legacy",
     "verify": "tapeshift.migrate.legacy.verify",
     "check": "tapeshift.migrate.commands.check",
+    "checkpoint": "tapeshift.migrate.commands.checkpoint",
 }
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
