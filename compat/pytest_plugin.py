@@ -6,6 +6,13 @@
 
 collects as ``test_my_split[graph]``, ``[tape]`` and ``[function]``.
 ``@pytest.mark.tf_backends("graph", "tape")`` restricts a test to some backends.
+An unmodified TF1 model function goes in as a ``TF1Model``, which brings its
+own parameters and takes the gradient with respect to its trainable variables::
+
+    def test_tf1_net(tf_backend):
+        tm = TF1Model(net, inputs)          # tapeshift.compat.tf1_model
+        r = tf_backend.gradient(tm, inputs=inputs)
+
 The plugin imports TensorFlow only when a test asks for a backend.
 """
 
@@ -25,25 +32,35 @@ class BackendRunner:
     def __repr__(self) -> str:
         return f"<tf_backend {self.name}>"
 
-    def build(self, model, params, **options):
+    def build(self, model, params=None, **options):
         from tapeshift.compat.api import build
 
+        model, params, options = _arguments(model, params, options)
         return build(model, params, backend=self.name, **options)
 
-    def gradient(self, model, params, inputs=None, **options):
+    def gradient(self, model, params=None, inputs=None, **options):
         from tapeshift.compat.api import gradient
 
+        model, params, options = _arguments(model, params, options)
         return gradient(model, params, inputs, backend=self.name, **options)
 
-    def split_gradient(self, model, params, inputs=None, **options):
+    def split_gradient(self, model, params=None, inputs=None, **options):
         from tapeshift.compat.api import split_gradient
 
+        model, params, options = _arguments(model, params, options)
         return split_gradient(model, params, inputs, backend=self.name, **options)
 
-    def value(self, model, params, inputs=None):
+    def value(self, model, params=None, inputs=None):
         """The model's target, computed on this backend."""
         with self.build(model, params, wrt=()) as fn:
             return fn.value(inputs)
+
+
+def _arguments(model, params, options):
+    """A ``TF1Model`` stands for its model function, parameters and trainable variables."""
+    from tapeshift.compat.tf1_model import compat_arguments
+
+    return compat_arguments(model, params, options)
 
 
 def pytest_configure(config):

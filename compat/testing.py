@@ -129,14 +129,18 @@ def assert_results_agree(actual, expected, *, what: str, rtol=None, atol=None) -
             assert_close(av, ev, name=f"{what}: {name}", rtol=rtol, atol=atol)
 
 
-def assert_backends_agree(model, params, inputs=None, *, backends=None, rtol=None, atol=None,
-                          **options):
+def assert_backends_agree(model, params=None, inputs=None, *, backends=None, rtol=None,
+                          atol=None, **options):
     """Run the same gradient request on each backend; all must agree with the first.
 
     ``options`` are those of ``compat.build`` (``wrt``, ``cuts``, ``transforms``,
-    ``mode``, ...). Returns the results by backend.
+    ``mode``, ...). ``model`` may be a ``TF1Model`` (``params`` then default to
+    its values, ``wrt`` to its trainable variables). Returns the results by backend.
     """
     from tapeshift.compat.backends import BACKENDS
+    from tapeshift.compat.tf1_model import compat_arguments
+
+    model, params, options = compat_arguments(model, params, options)
 
     backends = tuple(backends or BACKENDS)
     results = {b: _results(model, params, inputs, b, **options) for b in backends}
@@ -146,9 +150,15 @@ def assert_backends_agree(model, params, inputs=None, *, backends=None, rtol=Non
     return results
 
 
-def assert_split_matches_direct(model, params, inputs=None, *, cuts, backend="tape", rtol=None,
-                                atol=None, **options):
-    """Without transforms, a split along ``cuts`` must equal the direct gradient."""
+def assert_split_matches_direct(model, params=None, inputs=None, *, cuts, backend="tape",
+                                rtol=None, atol=None, **options):
+    """Without transforms, a split along ``cuts`` must equal the direct gradient.
+
+    ``model`` may be a ``TF1Model``, as for ``assert_backends_agree``.
+    """
+    from tapeshift.compat.tf1_model import compat_arguments
+
+    model, params, options = compat_arguments(model, params, options)
     if options.get("transforms"):
         raise ValueError("a split with transforms is not meant to equal the direct gradient")
     direct = _results(model, params, inputs, backend, **options)
