@@ -53,6 +53,49 @@ def test_marker_restricts_backends_and_rejects_unknown_names(pytester):
     bad.stdout.fnmatch_lines(["*tf_backends('eager'): choose among graph, tape, function*"])
 
 
+@pytest.mark.slow
+def test_user_test_of_an_unmodified_tf1_model_function_passes_on_each_backend(pytester):
+    pytester.makepyfile(test_tf1="""
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+
+        from tapeshift.compat import gradient
+        from tapeshift.compat.testing import assert_results_agree
+        from tapeshift.compat.tf1_model import TF1Model
+
+        rng = np.random.default_rng(0)
+        INPUTS = {"x": rng.normal(size=(6, 4)).astype(np.float32),
+                  "y": rng.normal(size=(6, 1)).astype(np.float32)}
+
+        def tower(x):
+            with tf.variable_scope("tower", reuse=tf.AUTO_REUSE):
+                return tf.layers.dense(x, 3, activation=tf.tanh, name="fc")
+
+        def net(inputs, is_training):  # TF1 code, as it was
+            h = tower(inputs["x"]) + tower(2.0 * inputs["x"])
+            h = tf.layers.batch_normalization(h, training=is_training)
+            return tf.reduce_mean(tf.square(tf.layers.dense(h, 1) - inputs["y"]))
+
+        MODEL = TF1Model(net, INPUTS)
+        GRAPH = gradient(MODEL.model, MODEL.params, INPUTS, wrt=MODEL.trainable, backend="graph")
+
+        def test_gradients_agree_with_the_graph(tf_backend):
+            r = tf_backend.gradient(MODEL, inputs=INPUTS)
+            assert sorted(r.grads) == ["batch_normalization/beta", "batch_normalization/gamma",
+                                       "dense/bias", "dense/kernel", "tower/fc/bias",
+                                       "tower/fc/kernel"]
+            assert np.abs(r.grads["tower/fc/kernel"]).max() > 1e-3
+            assert_results_agree(r, GRAPH, what=f"{tf_backend.name} vs graph")
+    """)
+    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", "test_tf1.py")
+    result.stdout.fnmatch_lines([
+        "*test_gradients_agree_with_the_graph?graph? PASSED*",
+        "*test_gradients_agree_with_the_graph?tape? PASSED*",
+        "*test_gradients_agree_with_the_graph?function? PASSED*",
+    ])
+    result.assert_outcomes(passed=3)
+
+
 P = {"W": np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)}
 I = {"x": np.array([[0.1, 0.2], [0.3, 0.4]], np.float32)}
 
