@@ -15,7 +15,8 @@ manager that is active only while the function runs:
   the block the same loaders hand out tf-keras' legacy layers, as
   ``tapeshift run-legacy`` does for a script; ``tf.keras`` stays as installed.
 - **layer outputs as cuts** (``slim_layer_cuts``, ``tf_layer_calls``): every slim
-  layer and every ``tf.layers`` layer output becomes ``compat.cut(<its scope>, output)``.
+  layer and every ``tf.layers`` layer output becomes ``compat.cut(<its scope>, output)``;
+  a ``tf.layers`` layer object built before the run (outside the net) is refused.
 - **initial values** (``keras_v1_initializers``): tf-keras' default initializers
   are the graph-seeded TF1 ones in the discovery run, as under TF1.
 - **dropout** (``keras_dropout``): ``tf.layers.dropout`` reaches ``tf.nn.dropout``
