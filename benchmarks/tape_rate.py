@@ -236,7 +236,11 @@ def measure_scripts(scripts: Sequence[Script], data: Path):
 
 # -- verifying ------------------------------------------------------------------
 
-def verify_scripts(texts: dict, data: Path, timeout: float) -> List[dict]:
+def verify_scripts(texts: dict, data: Path, timeout: float, seed: Optional[int] = 0,
+                   align_random: bool = True) -> List[dict]:
+    """``tapeshift verify`` on every manifest script that runs without data and that
+    the codemod changed (tape form or compat mode), ``--seed``/``--align-random``
+    as given (docs/verify.md: random draws of the two runs from one stream)."""
     from tapeshift.migrate.legacy.verify import verify_sources  # runs TensorFlow in subprocesses only
 
     env = {"MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"}
@@ -248,12 +252,13 @@ def verify_scripts(texts: dict, data: Path, timeout: float) -> List[dict]:
             if not script.runs_without_data:
                 continue
             row = {"script": script.local.as_posix(), "mode": result.mode}
-            if result.mode != "tape":
-                row["status"] = "not-tape"  # compat mode: not verified
+            if result.mode not in ("tape", "compat"):
+                row["status"] = "not-migrated"
             else:
                 with tempfile.TemporaryDirectory(prefix="tape-rate-") as cwd:
                     report = verify_sources(source, output, data / script.local, timeout=timeout,
-                                            args=script.args, cwd=cwd)
+                                            args=script.args, cwd=cwd, seed=seed,
+                                            align_random=align_random)
                 row["status"] = report.status
                 row["summary"] = report.summary()
             print(f"# verify {row['script']}: {row['status']}", file=sys.stderr, flush=True)
@@ -318,6 +323,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--verify", action="store_true",
                         help="verify the tape-form output of every manifest script that runs without data")
     parser.add_argument("--timeout", type=float, default=600.0, help="per script run, in seconds (verify)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="verify: Python's, numpy's and TensorFlow's seeds in both runs (default 0)")
+    parser.add_argument("--no-align", action="store_true",
+                        help="verify without --align-random (TF random draws then differ)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures here too")
     parser.add_argument("--top", type=int, default=TOP, help="reasons shown per corpus (default: 10)")
     parser.add_argument("--list", action="store_true", help="also list every TF1 file: its mode and reasons")
@@ -376,16 +385,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     verified: List[dict] = []
     if args.verify:
-        verified = verify_scripts(texts, args.scripts_data, args.timeout)
-        counts = collections.Counter(r["status"] for r in verified)
-        print(f"\nverify ({tf_version()}): {len(verified)} manifest scripts run without data; "
-              f"{counts['not-tape']} are not in tape form (not verified); of the "
-              f"{len(verified) - counts['not-tape']} in tape form: OK {counts['ok']}, "
-              f"MISMATCH {counts['mismatch']}, script failure {counts['failed']}, "
-              f"nothing compared {counts['nothing-compared']}")
+        verified = verify_scripts(texts, args.scripts_data, args.timeout, args.seed,
+                                  not args.no_align)
+        options = " ".join([*([f"--seed {args.seed}"] if args.seed is not None else []),
+                            *([] if args.no_align else ["--align-random"])]) or "no options"
+        print(f"\nverify ({tf_version()}; {options}): {len(verified)} manifest scripts run "
+              "without data")
+        print("| mode | scripts | OK | MISMATCH | script failure | nothing compared |")
+        print("|---|---|---|---|---|---|")
+        for mode in ("tape", "compat"):
+            rows = [r for r in verified if r["mode"] == mode]
+            c = collections.Counter(r["status"] for r in rows)
+            print(f"| {mode} | {len(rows)} | {c['ok']} | {c['mismatch']} | {c['failed']} "
+                  f"| {c['nothing-compared']} |")
         for r in verified:
-            if r["status"] != "not-tape":
-                print(f"  {r['script']}: {r['summary']}")
+            if "summary" in r:
+                print(f"  [{r['mode']}] {r['script']}: {r['summary']}")
 
     if args.json:
         figures = {"date": today, "tapeshift": head, "python": sys.version.split()[0],
