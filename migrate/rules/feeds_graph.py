@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
@@ -13,6 +14,7 @@ from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
+from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
 from tapeshift.migrate.rules.session import TS107, TS108
 
 TRAIN_METHODS = frozenset({"minimize", "apply_gradients", "compute_gradients"})
@@ -322,6 +324,10 @@ class FedGraph:
                            "(docs/tf1-vs-tf2.md, section 4): not converted")
             if name in ASSIGNS and self._assign_op(i, node, small, call, name):
                 continue
+            if name == "raw_ops.MergeSummary" or name in SUMMARY_OPS and any(
+                    q.name.startswith("tensorflow.compat.v1.") for q in
+                    self.get_metadata(QualifiedNameProvider, call.func, set())):
+                continue  # v1 summary ops (the summaries rule): pure ops, TF1's bytes out
             if name in ASSIGNS or name.split(".")[0] in GRAPH_ONLY or name in GRAPH_ONLY:
                 self._bail(TS108.code, call, f"tf.{name} in fed graph code is not converted")
             if name.startswith(RANDOM_PREFIXES):

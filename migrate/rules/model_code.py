@@ -56,6 +56,7 @@ from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_
 from tapeshift.migrate.engine.toolkit.variable_store import (
     AUTO, MODEL_CODE, REUSE, ModelCodeFacts, StoreError, VariableStore)
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
 from tapeshift.migrate.rules.model_code_calls import (
     CallRewriter, assignment_counts, bind, is_main_guard, is_none, is_true, module_bindings,
     single_target, assigned_names)
@@ -363,6 +364,8 @@ class ModelCode(TapeshiftCodemod):
         if api in ("get_variable", "get_collection", "trainable_variables", "global_variables",
                    "variable_scope", "get_variable_scope", "Variable", "VariableV1"):
             return api
+        if api in SUMMARY_OPS and self._store.scope.name_scope:
+            return api  # its tag carries the name scope
         if api.startswith("layers.") and api[len("layers."):] in LAYERS:
             return api
         if api.startswith("layers."):

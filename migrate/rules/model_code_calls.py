@@ -22,6 +22,9 @@ GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainab
                 "collections", "caching_device", "partitioner", "validate_shape",
                 "use_resource", "custom_getter", "constraint", "synchronization", "aggregation")
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16", "half", "double")
+#: v1 summary ops: ``(name, tensor, ...)``; their tag is the op's name, name scope included
+SUMMARY_OPS = frozenset({"summary.scalar", "summary.histogram", "summary.image", "summary.audio",
+                         "summary.text", "summary.tensor_summary"})
 
 
 def is_initializer_api(api: str) -> bool:
@@ -73,6 +76,8 @@ class CallRewriter(cst.CSTTransformer):
                 return self._layer(api[len("layers."):], original_node, updated_node, top)
             if api in ("get_collection", "trainable_variables", "global_variables"):
                 return self._collection(api, original_node)
+            if api in SUMMARY_OPS:
+                return self._summary(api, original_node, updated_node)
         except StoreError as exc:
             rule._fail(original_node, str(exc))
         rule._fail(original_node, f"`{code_of(original_node.func)}(...)` is not converted here")
@@ -293,6 +298,24 @@ class CallRewriter(cst.CSTTransformer):
             rule.record_change(original, f"tf.layers.{fn} reuses `{entry.handle}` ({entry.name})")
         call = _call("layer", [args["inputs"]], extra)
         return call.with_changes(func=cst.parse_expression(entry.handle))
+
+    # -- summaries in a scope ----------------------------------------------
+    def _summary(self, api: str, original: cst.Call, call: cst.Call) -> cst.BaseExpression:
+        """``tf.summary.histogram("W1", w)`` under ``name_scope("Layer1")`` is tagged
+        ``Layer1/W1`` (made unique as TF1 makes op names); the scope dissolves, so
+        the tag is written out."""
+        rule = self.rule
+        args = bind(call, ("name", "tensor"))
+        name = rule._const_str(args.get("name"))
+        if name is None or any(a.keyword is not None and a.keyword.value == "family"
+                               for a in call.args):
+            rule._fail(original, f"`{code_of(original)}`: a summary in a scope with a computed "
+                       "name or a family is not converted")
+        tag = self.store.op_name(name)
+        rule.record_change(original, f"summary `{name}` tagged \"{tag}\", its TF1 tag")
+        first = call.args[0]
+        return call.with_changes(args=[first.with_changes(value=cst.SimpleString(f'"{tag}"')),
+                                       *call.args[1:]])
 
     # -- collections --------------------------------------------------------
     def _collection(self, api: str, original: cst.Call) -> cst.BaseExpression:

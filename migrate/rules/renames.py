@@ -270,11 +270,20 @@ EAGER_COMPAT = EAGER_COMPAT | AUDITED_EAGER_COMPAT
 RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in EAGER_COMPAT})
 
 
+#: v1 names whose TF2 namesake means something else: the v1 summary ops return a
+#: serialized ``Summary`` (TF1's bytes, histogram buckets included), TF2's write to a
+#: default writer or do nothing. Never renamed into; kept as ``tf.compat.v1`` where
+#: a rule writes them (:mod:`tapeshift.migrate.rules.summaries`).
+KEPT_V1 = frozenset({"summary.scalar", "summary.histogram", "summary.image", "summary.audio",
+                     "summary.text", "summary.tensor_summary"})
+
+
 def eager_compat(qualified: str) -> bool:
     """True for a ``tensorflow.compat.v1`` name kept as it is in tape form."""
     prefix = "tensorflow.compat.v1."
     short = qualified[len(prefix):]
-    return qualified.startswith(prefix) and (short in EAGER_COMPAT or short in OTHER_DEFAULTS)
+    return qualified.startswith(prefix) and (short in EAGER_COMPAT or short in OTHER_DEFAULTS
+                                             or short in KEPT_V1)
 
 
 def _short(full: str) -> str:

@@ -252,6 +252,10 @@ class VariableStore:
         """The name TF1 gives a ``tf.Variable(name=name)`` in the current name scope."""
         return self._unique_name(_join(self.scope.name_scope, name or "Variable"))
 
+    def op_name(self, name: str) -> str:
+        """The name TF1 gives an op ``name`` in the current name scope (a summary's tag)."""
+        return self._unique_name(_join(self.scope.name_scope, name))
+
     def add_variable(self, full: str, handle: str, trainable: bool = True,
                      info: Optional[dict] = None) -> Entry:
         """A ``tf.Variable`` named ``full`` (see :meth:`variable_name`)."""
