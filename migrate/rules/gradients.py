@@ -35,6 +35,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import (
     block_info,
     forward_dependents,
     last_def,
+    names_of,
 )
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.walk import children
@@ -193,6 +194,27 @@ class _Plan:
     moved: Dict[int, List[int]] = field(default_factory=dict)
 
 
+def _module_function_reads(module: cst.Module) -> Dict[str, Set[str]]:
+    """Module-level function -> the module names its body reads (through the
+    functions it calls too)."""
+    defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    own: Dict[str, Set[str]] = {}
+    for name, fn in defs.items():
+        loads, stores = names_of(fn.body)
+        params = {p.name.value for p in (*fn.params.params, *fn.params.posonly_params,
+                                         *fn.params.kwonly_params)}
+        own[name] = loads - stores - params
+    changed = True
+    while changed:  # what the functions it calls read
+        changed = False
+        for name in own:
+            more = set().union(*(own[f] for f in own[name] & set(own))) - own[name]
+            if more:
+                own[name] |= more
+                changed = True
+    return own
+
+
 def _self_attribute(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
         and expr.value.value == "self"
@@ -253,6 +275,7 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         walk(node, [])
         if not found:
             return True
+        self._closures = _module_function_reads(node)
         kinds, elements = self.infer_kinds(node)
         by_block: Dict[cst.CSTNode, List[_GradCall]] = {}
         failed: Set[cst.CSTNode] = set()
@@ -383,6 +406,11 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
     def _plan(self, block, calls: List[_GradCall], kinds: dict, taken: Set[str]) -> Optional[_Plan]:
         body = list(block.body)
         stmts = block_info(body, "self" if any(gc.base for gc in calls) else None)
+        # a call of a module function reads what the function reads from the module
+        # (a model function computing with the variables made before its first call)
+        for st in stmts:
+            for name in st.reads & set(self._closures):
+                st.reads = st.reads | self._closures[name]
         ok = True
         calls.sort(key=lambda c: c.stmt_index)
         for gc in calls:

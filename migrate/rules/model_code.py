@@ -61,7 +61,8 @@ from tapeshift.migrate.rules.model_code_calls import (
     CallRewriter, assignment_counts, bind, is_main_guard, is_none, is_true, module_bindings,
     single_target, assigned_names)
 from tapeshift.migrate.rules.contrib_slim import is_slim_call
-from tapeshift.migrate.rules.model_code_classes import ClassContext, LocalRenamer, class_context, method_call
+from tapeshift.migrate.rules.model_code_classes import (
+    ClassContext, FunctionContext, LocalRenamer, class_context, method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -135,6 +136,10 @@ class ModelCode(TapeshiftCodemod):
         self._first_layer: Optional[cst.Call] = None
         self._slots: Optional[cst.Call] = None  # the first optimizer step seen
         self._class: Optional[ClassContext] = None  # the class whose build methods are read
+        self._function: Optional[FunctionContext] = None  # the model function being read
+        #: model functions defined and not called yet: name -> (out list, index, def)
+        self._pending: Dict[str, tuple] = {}
+        self._read_functions: Set[str] = set()
         #: what the names of the block being read are bound to, at this point of it
         self._env: Dict[str, cst.BaseExpression] = {}
         self._pending_rename: Optional[tuple] = None  # (local, attribute) after this statement
@@ -208,18 +213,30 @@ class ModelCode(TapeshiftCodemod):
             if isinstance(stmt, cst.ClassDef) and self._class is None:
                 out.append(self._read_class(stmt))
                 continue
+            if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
+                    and self._has_model_calls(list(stmt.body.body)):
+                # a model function: read where it is first called (TF1 makes its
+                # variables then); the def keeps its place
+                self._pending[stmt.name.value] = (out, len(out), stmt)
+                out.append(stmt)
+                continue
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                out.append(stmt)  # model functions: the feeds rule's make_template
+                out.append(stmt)
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
                 called = method_call(stmt, self._class) if self._class is not None else None
                 if called is not None and called not in self._class.bodies:
                     self._class.bodies[called] = self._method(called)
-                out.extend(self._renamed(s) for s in self._statement(stmt))
+                made = self._model_functions_called(stmt)
+                new = [self._renamed(s) for s in self._statement(stmt)]
+                if made and new:  # the call's blank lines and comments go before what is made
+                    made[0] = made[0].with_changes(leading_lines=new[0].leading_lines)
+                    new[0] = new[0].with_changes(leading_lines=[])
+                out.extend(made + new)
                 self._bind_env(stmt)
                 if self._pending_rename is not None:
                     local, handle = self._pending_rename
-                    self._class.renames[local] = handle
+                    self._renames()[local] = handle
                     self._pending_rename = None
                 continue
             if self._has_model_calls(stmt):
@@ -230,6 +247,49 @@ class ModelCode(TapeshiftCodemod):
             for name in names_of(stmt)[1]:
                 self._env.pop(name, None)
         return out
+
+    # -- model functions -----------------------------------------------------
+    def _model_functions_called(self, stmt: cst.CSTNode) -> List[cst.BaseStatement]:
+        """The statement calls a model function: at its first call its code is read
+        (its variables and layers made here, once, under their TF1 names; its def
+        rewritten in place to use them); the statements that make them come back."""
+        if self._function is not None or self._class is not None:
+            return []
+        made: List[cst.BaseStatement] = []
+        for n in nodes(stmt):
+            if not (isinstance(n, cst.Call) and isinstance(n.func, cst.Name)):
+                continue
+            name = n.func.value
+            if name in self._read_functions and self._store.scope.name:
+                self._fail(n, f"`{name}` is called in variable scope `{self._store.scope.name}`: "
+                           "its variables would be others than at its first call")
+            if name not in self._pending:
+                continue
+            if self._store.scope.name:
+                self._fail(n, f"model function `{name}` first called in variable scope "
+                           f"`{self._store.scope.name}` is not converted")
+            out, index, fn = self._pending.pop(name)
+            self._read_functions.add(name)
+            ctx = FunctionContext.of(fn)
+            self._function = ctx
+            saved_env = self._env
+            self._env = {}
+            try:
+                body = self._block(list(fn.body.body))
+            finally:
+                self._function = None
+                self._env = saved_env
+            self._replayed.add(id(fn))
+            out[index] = fn.with_changes(body=fn.body.with_changes(body=body))
+            for made_stmt in ctx.hoisted:
+                reads = names_of(made_stmt)[0] & (ctx.params | ctx.locals)
+                if reads:
+                    self._fail(fn, f"model function `{name}` makes a variable or layer from "
+                               f"`{sorted(reads)[0]}`, a value of the call: not converted")
+            self.record_change(n, f"`{name}`'s variables and layers are made once, before its "
+                               "first call; the function computes with them")
+            made.extend(ctx.hoisted)
+        return made
 
     # -- classes -------------------------------------------------------------
     def _read_class(self, node: cst.ClassDef) -> cst.ClassDef:
@@ -312,19 +372,25 @@ class ModelCode(TapeshiftCodemod):
             out.append(stmt)
         return out
 
+    def _renames(self) -> Dict[str, str]:
+        """Locals of the method or model function being read -> what now holds them."""
+        if self._function is not None:
+            return self._function.renames
+        return self._class.renames if self._class is not None else {}
+
     def _renamed(self, stmt: cst.CSTNode):
-        """``stmt`` reading the attributes that now hold renamed locals."""
-        if self._class is None or not self._class.renames:
+        """``stmt`` reading the attributes or module names that now hold renamed locals."""
+        renames = self._renames()
+        if not renames:
             return stmt
-        return stmt.visit(LocalRenamer(self._class.renames))
+        return stmt.visit(LocalRenamer(renames))
 
     def _bind_env(self, stmt: cst.SimpleStatementLine) -> None:
         """Note what the statement binds (flow-sensitive: the value at this point)."""
         stores = names_of(stmt)[1]
         for name in stores:
             self._env.pop(name, None)
-            if self._class is not None:
-                self._class.renames.pop(name, None)
+            self._renames().pop(name, None)
         if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign) \
                 or len(stmt.body[0].targets) != 1:
             return
@@ -343,7 +409,9 @@ class ModelCode(TapeshiftCodemod):
             if expr.value in self._env:
                 return self._env[expr.value]
             if expr.value in self._bindings and (self._class is None or expr.value not in
-                                                 self._class.local_counts):
+                                                 self._class.local_counts) and (
+                    self._function is None
+                    or expr.value not in self._function.params | self._function.locals):
                 return self._bindings[expr.value]
         return expr
 
@@ -464,6 +532,11 @@ class ModelCode(TapeshiftCodemod):
     def _reuse(self, expr: Optional[cst.BaseExpression], call: cst.CSTNode) -> Optional[str]:
         if expr is None or is_none(expr) or (isinstance(expr, cst.Name) and expr.value == "False"):
             return None
+        if self._function is not None and isinstance(expr, cst.Name) \
+                and expr.value in self._function.params:
+            # reuse=reuse of a model function, read at its first call: TF1 created
+            # the variables then and reused them at the later calls
+            return AUTO
         if is_true(expr):
             return REUSE
         if self.tf_api_name(expr) == "AUTO_REUSE":
@@ -505,6 +578,16 @@ class ModelCode(TapeshiftCodemod):
                 target=cst.parse_expression(rewriter.target_handle))])])
             self._pending_rename = (target, rewriter.target_handle)
         before = list(rewriter.before)
+        if self._function is not None:  # made at module level, before the first call
+            self._function.hoisted.extend(before)
+            small = new.body[0] if len(new.body) == 1 else None
+            if target is not None and "." not in target and isinstance(small, cst.Assign) \
+                    and isinstance(small.value, cst.Name) and before and \
+                    code_of(before[-1].body[0].targets[0].target) == small.value.value:
+                # `w = siamese_w`: the function reads the module name itself
+                self._pending_rename = (target, small.value.value)
+                return []
+            return [new]
         if before:
             before[0] = before[0].with_changes(leading_lines=stmt.leading_lines)
             new = new.with_changes(leading_lines=[])
@@ -564,7 +647,9 @@ class ModelCode(TapeshiftCodemod):
         if isinstance(expr, cst.SimpleString) and expr.prefix.lower() in ("", "r", "u"):
             return expr.evaluated_value
         if isinstance(expr, cst.Name) and expr.value in self._strings and (
-                self._class is None or expr.value not in self._class.local_counts):
+                self._class is None or expr.value not in self._class.local_counts) and (
+                self._function is None
+                or expr.value not in self._function.params | self._function.locals):
             return self._strings[expr.value]
         if isinstance(expr, cst.Attribute) and expr.attr.value == "name" \
                 and isinstance(expr.value, cst.Name) and expr.value.value in self._scope_vars:
@@ -594,6 +679,8 @@ class ModelCode(TapeshiftCodemod):
         if self._class is not None:
             return self._class.attribute(local, tf1_name or base,
                                          () if local is not None else (base, f"{base}_layer"))
+        if self._function is not None and tf1_name:
+            base = tf1_name  # a module name for what a function makes: its TF1 name
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base).strip("_") or "var"
         if base[0].isdigit():
             base = "v" + base

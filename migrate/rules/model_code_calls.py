@@ -123,8 +123,8 @@ class CallRewriter(cst.CSTTransformer):
         """The statement's own target as the variable's handle, when it can be one:
         a module name bound once, ``self.x``, or (in a class) a local made an attribute."""
         rule = self.rule
-        if not top:
-            return None
+        if not top or rule._function is not None:
+            return None  # (what a model function makes is made before its first call)
         if self.target.startswith("self."):
             return self.target
         if rule._class is not None:
@@ -220,6 +220,9 @@ class CallRewriter(cst.CSTTransformer):
     # -- tf.Variable in a scope -------------------------------------------
     def _variable(self, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
         rule = self.rule
+        if rule._function is not None:
+            rule._fail(original, "tf.Variable in a model function makes a new variable at each "
+                       "call (get_variable would share it): not converted")
         named = next((a for a in call.args if a.keyword is not None and a.keyword.value == "name"),
                      None)
         given = rule._const_str(named.value) if named is not None else None

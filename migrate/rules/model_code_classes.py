@@ -57,6 +57,30 @@ class ClassContext:
         return f"self.{name}"
 
 
+@dataclass
+class FunctionContext:
+    """A model function read at its first call: what it makes goes to module level."""
+
+    node: cst.FunctionDef
+    params: Set[str]
+    locals: Set[str]
+    #: the statements that make its variables and layers, placed before the first call
+    hoisted: List[cst.BaseStatement] = field(default_factory=list)
+    #: local -> the module name that now holds its value
+    renames: Dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, fn: cst.FunctionDef) -> "FunctionContext":
+        params = {p.name.value for p in (*fn.params.params, *fn.params.posonly_params,
+                                         *fn.params.kwonly_params)}
+        for star in (fn.params.star_arg, fn.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                params.add(star.name.value)
+        local = {n.target.value for n in nodes(fn.body)
+                 if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
+        return cls(fn, params, local)
+
+
 def class_context(node: cst.ClassDef) -> Optional[ClassContext]:
     """The once-run methods of ``node``; None without an ``__init__``."""
     methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
