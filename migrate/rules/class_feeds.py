@@ -258,7 +258,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
             self.record_change(body[i], f"optimizer `{code_of(expr)}` created once, as `self.{name}`")
         by_key: Dict[str, str] = {}
         for step in steps:
-            names = [n.rpartition(".")[2].strip("_") for n in dict.fromkeys(step.names)]
+            names = [n.rpartition(".")[2].lstrip("_") for n in dict.fromkeys(step.names)]
             step.name = _fresh(("_run_" + "_".join(names))[:60], taken)
             by_key[" ".join(code_of(step.fetch).split())] = step.name
         for run in runs:
@@ -290,6 +290,9 @@ class ClassFeedsToMethods(FeedsToFunctions):
                         carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
                         continue
                     new = self._rewrites.get(i, stmt)
+                    if i in self._builds:
+                        out.append(new)
+                        new = self._builds[i]
                 elif i == start:
                     self.record_change(stmt, f"`{self._session_ref} = tf.Session()` removed: "
                                        "eager code runs as it is written")

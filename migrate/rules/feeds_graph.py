@@ -555,9 +555,11 @@ class FedGraph:
             return given
         bound = self._bound_list(given, i)
         if bound is not None:
-            # a list that holds layers' variables is read where it is used: the
-            # layers make their variables at their first call
-            return bound.deep_clone()
+            # a list that holds layers' variables is read where it is used (the layers
+            # make their variables at their first call): a graph statement binding it
+            # is recomputed before this one, else the list is written here
+            defs = [j for j in range(i) if self._ref(given) in self._stmts[j].writes]
+            return given if defs and defs[-1] in self._graph else bound.deep_clone()
         self._bail(TS108.code, call, f"var_list `{code_of(given)}` is not a list of this "
                    "file's variables the codemod can read (list them explicitly)")
         raise AssertionError  # unreachable

@@ -81,9 +81,13 @@ class StepFunctions:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1
             run.function = key
         order = list(self._placeholders)
+        self._need_build: Set[str] = set()
         for key, step in steps.items():
             step.params.sort(key=order.index)
             self._check_batch_norm(step, body, [run for run in runs if run.function == key])
+            if self._layers:
+                self._note_unbuilt(step, body)
+        self._builds = self._layer_builds(body) if self._need_build else {}
         return list(steps.values())
 
     def _check_batch_norm(self, step: Step, body: List[cst.CSTNode], runs: List[Run]) -> None:
@@ -192,6 +196,8 @@ class StepFunctions:
                 stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             gap = False
             out.append(stmt)
+            if i in self._builds:
+                out.append(self._builds[i])
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self._templates:
                 name = stmt.name.value
                 out.append(cst.parse_statement(

@@ -221,11 +221,11 @@ def _self_attribute(expr: cst.BaseExpression) -> bool:
 
 
 def _owned_variables(element: cst.BaseElement) -> bool:
-    """``*owner.trainable_variables`` in a list of sources."""
+    """``*owner.trainable_variables`` (or ``.variables``) in a list of sources."""
     v = element.value
     return isinstance(element, cst.StarredElement) and isinstance(v, cst.Attribute) \
         and (isinstance(v.value, cst.Name) or _self_attribute(v.value)) \
-        and v.attr.value == "trainable_variables"
+        and v.attr.value in ("trainable_variables", "variables")
 
 
 def _is_main_guard(node: cst.CSTNode) -> bool:
@@ -368,8 +368,12 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             if kind in ("variable", "tensor"):
                 gc.xs = [xs.value]
             elif kind == "list" and xs.value in elements:
-                gc.xs = list(elements[xs.value])
+                # a layer's variables (*dense): made by the calls the tape records
+                gc.xs = [x.lstrip("*") for x in elements[xs.value]]
                 gc.xs_is_list = True
+                self._variable_owners.update(x[1:] for x in elements[xs.value] if x[0] == "*")
+                if any(x.startswith(("self.", "*self.")) for x in elements[xs.value]):
+                    gc.base = "self"
             else:
                 self.report(TS104.code, call, f"cannot tell whether the sources `{xs.value}` "
                             "are a tensor or a list (TensorFlow's list semantics would be lost)")

@@ -62,7 +62,8 @@ from tapeshift.migrate.rules.model_code_calls import (
     single_target, assigned_names)
 from tapeshift.migrate.rules.contrib_slim import is_slim_call
 from tapeshift.migrate.rules.model_code_classes import (
-    ClassContext, FunctionContext, LocalRenamer, class_context, method_call)
+    ClassContext, FunctionContext, LocalRenamer, class_context, inline_call, inlined_body,
+    method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -140,6 +141,7 @@ class ModelCode(TapeshiftCodemod):
         #: model functions defined and not called yet: name -> (out list, index, def)
         self._pending: Dict[str, tuple] = {}
         self._read_functions: Set[str] = set()
+        self._inlining = 0  # how deep in methods read at their calls
         #: what the names of the block being read are bound to, at this point of it
         self._env: Dict[str, cst.BaseExpression] = {}
         self._pending_rename: Optional[tuple] = None  # (local, attribute) after this statement
@@ -222,6 +224,25 @@ class ModelCode(TapeshiftCodemod):
                 continue
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 out.append(stmt)
+                continue
+            inlined = inline_call(stmt, self._class) if self._class is not None else None
+            if inlined is not None:
+                method, values, statements = inlined
+                self._class.inlined.add(method)
+                self._replayed.add(id(self._class.methods[method]))
+                self.record_change(stmt, f"`self.{method}(...)` read where it is called: the "
+                                   "variables and layers of this call are the object's, its "
+                                   "computation the caller's")
+                self._changed = True
+                saved = dict(self._env)
+                self._env.update(values)  # the parameters, bound to this call's arguments
+                self._inlining += 1
+                try:
+                    body = self._block(statements)
+                finally:
+                    self._env = saved
+                    self._inlining -= 1
+                out.extend(inlined_body(stmt, values, body))
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
                 called = method_call(stmt, self._class) if self._class is not None else None
@@ -316,6 +337,12 @@ class ModelCode(TapeshiftCodemod):
         body = [fn.with_changes(body=fn.body.with_changes(body=ctx.bodies[fn.name.value]))
                 if isinstance(fn, cst.FunctionDef) and fn.name.value in ctx.bodies else fn
                 for fn in node.body.body]
+        # a method read at each of its calls is gone if nothing else calls it
+        used = {n.attr.value for fn in body if isinstance(fn, cst.FunctionDef)
+                for n in nodes(fn.body) if isinstance(n, cst.Attribute)
+                and isinstance(n.value, cst.Name) and n.value.value == "self"}
+        body = [fn for fn in body if not (isinstance(fn, cst.FunctionDef)
+                                          and fn.name.value in ctx.inlined - used)]
         return node.with_changes(body=node.body.with_changes(body=body))
 
     def _makes_variables(self, fn: cst.FunctionDef) -> bool:
@@ -537,9 +564,12 @@ class ModelCode(TapeshiftCodemod):
             # reuse=reuse of a model function, read at its first call: TF1 created
             # the variables then and reused them at the later calls
             return AUTO
+        bound = self.bound(expr)
+        if bound is not expr and isinstance(bound, cst.Name) and bound.value in ("True", "False", "None"):
+            return self._reuse(bound, call)
         if is_true(expr):
             return REUSE
-        if self.tf_api_name(expr) == "AUTO_REUSE":
+        if self.tf_api_name(expr) == "AUTO_REUSE" or self.tf_api_name(bound) == "AUTO_REUSE":
             return AUTO
         self._fail(call, f"reuse={code_of(expr)}: whether variables are reused is known only "
                    "when the program runs")
@@ -677,8 +707,12 @@ class ModelCode(TapeshiftCodemod):
         """A fresh name for a variable or layer made by the rule (in a class, an
         attribute of ``self``)."""
         if self._class is not None:
+            # what a method read at each call makes: named by its scope too
+            # (eval_net_l1, target_net_l1), as the calls make one each
+            preferred = ("_".join(tf1_name.split("/")[-2:]),) if self._inlining and tf1_name \
+                else (base, f"{base}_layer")
             return self._class.attribute(local, tf1_name or base,
-                                         () if local is not None else (base, f"{base}_layer"))
+                                         () if local is not None else preferred)
         if self._function is not None and tf1_name:
             base = tf1_name  # a module name for what a function makes: its TF1 name
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base).strip("_") or "var"

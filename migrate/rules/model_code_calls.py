@@ -93,7 +93,7 @@ class CallRewriter(cst.CSTTransformer):
         for key in ("regularizer", "caching_device", "partitioner", "custom_getter"):
             if key in args and not is_none(args[key]):
                 rule._fail(original, f"tf.get_variable({key}=...) is not converted")
-        trainable = "trainable" not in args or not is_false(args["trainable"])
+        trainable = "trainable" not in args or not is_false(rule.bound(args["trainable"]))
         handle = self._own_handle(top, name)
         collections = self._collections(original, bind(original, GET_VARIABLE).get("collections"))
         entry, created = self.store.get_variable(name, handle or "", trainable,
@@ -269,7 +269,9 @@ class CallRewriter(cst.CSTTransformer):
         ctor = [(k, v) for k, v in args.items()
                 if k not in ("inputs", *STORE_ARGS, *spec.call)]
         signature = " ".join(f"{k}={code_of(v)}" for k, v in ctor)
-        entry, created = self.store.layer(name, fn, "", reuse, {"signature": signature})
+        trainable = "trainable" not in args or not is_false(rule.bound(args["trainable"]))
+        entry, created = self.store.layer(name, fn, "", reuse, {"signature": signature},
+                                          trainable)
         if not created:
             if entry.info.get("signature") != signature:
                 rule._fail(original, f"layer {entry.name} is reused with other arguments "
@@ -289,6 +291,9 @@ class CallRewriter(cst.CSTTransformer):
             self.before.append(_assign(entry.handle, ctor_call))
             rule._keras = True
             rule._facts.layers[entry.handle] = entry
+            entry.info["cls"] = spec.cls
+            if spec.params[0] in ("units", "filters") and spec.params[0] in args:
+                entry.info["size"] = code_of(args[spec.params[0]])  # its output's last dimension
             if fn == "batch_normalization":
                 rule._facts.batch_norm.add(entry.handle)
             rule.record_change(original, f"tf.layers.{fn} -> `{entry.handle} = tf_keras.layers."

@@ -36,6 +36,8 @@ class ClassContext:
     bodies: Dict[str, List[cst.BaseStatement]] = field(default_factory=dict)
     #: in the method being processed: local -> the attribute that now holds its value
     renames: Dict[str, str] = field(default_factory=dict)
+    #: methods read at their calls (``x = self._build_net(...)``)
+    inlined: Set[str] = field(default_factory=set)
 
     def attribute(self, local: Optional[str], tf1_name: str, preferred: Sequence[str] = ()) -> str:
         """A fresh ``self.<attr>`` for a variable or layer: the local's own name when
@@ -165,3 +167,101 @@ class LocalRenamer(cst.CSTTransformer):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
         target = self.renames.get(original_node.value)
         return cst.parse_expression(target) if target is not None else updated_node
+
+
+_SIMPLE = (cst.Name, cst.SimpleString, cst.Integer, cst.Float)
+
+
+def inline_call(stmt: cst.CSTNode, ctx: ClassContext) -> Optional[tuple]:
+    """``x = self.m(args)`` of a once-run method ``m`` whose body ends in ``return y``:
+    (``m``, its parameters -> the arguments, its body). A method that builds a
+    network for the scope it is given (``self._build_net(s, scope="eval_net",
+    trainable=True)``, called once per network) makes other variables at each
+    call: read at each call, its layers are the object's and its computation the
+    caller's. None when the call or the method has another shape. The body is
+    the method's own (its TensorFlow names are known); :func:`inlined_body`
+    writes the result out for the caller."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1):
+        return None
+    call = stmt.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+            and call.func.attr.value in ctx.once and call.func.attr.value != "__init__"):
+        return None
+    fn = ctx.methods[call.func.attr.value]
+    body = list(fn.body.body)
+    returns = [n for n in nodes(fn.body) if isinstance(n, cst.Return)]
+    last = _last_statement(body)
+    if len(returns) != 1 or not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
+                                 and last.body[0] is returns[0] and returns[0].value is not None):
+        return None
+    params = list(fn.params.params)
+    if not params or params[0].name.value != "self" or fn.params.kwonly_params \
+            or fn.params.star_kwarg is not None or isinstance(fn.params.star_arg, cst.Param):
+        return None
+    values: Dict[str, cst.BaseExpression] = {}
+    names = [p.name.value for p in params[1:]]
+    for k, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        key = arg.keyword.value if arg.keyword is not None else (names[k] if k < len(names) else None)
+        if key not in names:
+            return None
+        values[key] = arg.value
+    for p in params[1:]:
+        if p.name.value not in values:
+            if p.default is None:
+                return None
+            values[p.name.value] = p.default
+    if not all(_simple(v) for v in values.values()):
+        return None
+    stores = {n.target.value for n in nodes(fn.body)
+              if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
+    if stores & set(values):
+        return None
+    return call.func.attr.value, values, body
+
+
+def inlined_body(stmt: cst.SimpleStatementLine, values: Dict[str, cst.BaseExpression],
+                 body: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    """A method's body as read for one call (:func:`inline_call`), written out for the
+    caller: its parameters replaced by the arguments, ``return y`` made ``x = y``."""
+    renames = {name: _code(value) for name, value in values.items()}
+    body = [s.visit(LocalRenamer(renames)) for s in body]
+    last = _last_statement(body)
+    if last is None or not (isinstance(last, cst.SimpleStatementLine)
+                            and isinstance(last.body[0], cst.Return)):
+        return body
+    assign = last.with_changes(body=[cst.Assign(targets=stmt.body[0].targets,
+                                                value=last.body[0].value)])
+    body = _replace_last(body, assign)
+    body[0] = body[0].with_changes(leading_lines=[*stmt.leading_lines, *body[0].leading_lines])
+    return body
+
+
+def _last_statement(body):
+    """The last statement of ``body``, looking into a trailing ``with`` block."""
+    last = body[-1] if body else None
+    while isinstance(last, cst.With) and last.body.body:
+        last = last.body.body[-1]
+    return last
+
+
+def _replace_last(body, new):
+    """``body`` with its last statement (looked for as :func:`_last_statement` does) ``new``."""
+    last = body[-1]
+    if isinstance(last, cst.With):
+        return [*body[:-1], last.with_changes(body=last.body.with_changes(
+            body=_replace_last(list(last.body.body), new)))]
+    return [*body[:-1], new]
+
+
+def _simple(expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, _SIMPLE)
+
+
+def _code(expr: cst.BaseExpression) -> str:
+    return cst.Module(body=[]).code_for_node(expr)

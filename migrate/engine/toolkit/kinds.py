@@ -34,10 +34,9 @@ class KindMixin:
 
     def expr_kind(self, expr: cst.BaseExpression, kinds: dict) -> str:
         if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Name):
-                facts = self.shared.get(MODEL_CODE)
-                if facts is not None and expr.func.value in facts.layers:
-                    return "tensor"  # a layer object the model-code rule made, called
+            facts = self.shared.get(MODEL_CODE)
+            if facts is not None and _handle(expr.func) in facts.layers:
+                return "tensor"  # a layer object the model-code rule made, called
             name = self.tf_api_name(expr.func)
             if name is None:
                 return "unknown"
@@ -90,9 +89,9 @@ class KindMixin:
                 if name in kinds and kinds[name] != kind:
                     kind = "unknown"
                 kinds[name] = kind
-                if isinstance(node.value, cst.List) and all(
-                        isinstance(e.value, cst.Name) for e in node.value.elements):
-                    elements[name] = [e.value.value for e in node.value.elements]
+                listed = _listed(node.value)
+                if listed is not None:
+                    elements[name] = listed
                 else:
                     elements.pop(name, None)
             elif isinstance(target, (cst.Tuple, cst.List)):
@@ -112,3 +111,31 @@ class KindMixin:
                         kinds[el.value.value] = "tensor" if vk == "list" else (
                             "variable" if ek == "variable" else "unknown")
         return kinds, elements
+
+
+def _handle(expr: cst.BaseExpression) -> str:
+    """``x`` or ``self.x`` as code (how the model-code rule names what it made); else ""."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+            and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
+    return ""
+
+
+def _listed(value: cst.BaseExpression):
+    """The elements of a list of names (``[W, b]``); a layer's variables
+    (``*dense.trainable_variables``, ``*self.fc.variables``) listed as ``*dense``."""
+    if not isinstance(value, cst.List):
+        return None
+    out = []
+    for e in value.elements:
+        if isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Attribute) \
+                and e.value.attr.value in ("trainable_variables", "variables") \
+                and _handle(e.value.value):
+            out.append("*" + _handle(e.value.value))
+        elif isinstance(e, cst.Element) and isinstance(e.value, cst.Name):
+            out.append(e.value.value)
+        else:
+            return None
+    return out

@@ -262,7 +262,7 @@ class VariableStore:
         return self._make(full, handle, "variable", trainable, info or {})
 
     def layer(self, name: Optional[str], base: str, handle: str, reuse: Optional[bool] = None,
-              info: Optional[dict] = None) -> Tuple[Entry, bool]:
+              info: Optional[dict] = None, trainable: bool = True) -> Tuple[Entry, bool]:
         """A ``tf.layers`` call with ``name=`` (or unnamed, named after ``base``) and
         ``reuse=``: (entry, created)."""
         mode = REUSE if reuse is True else self.scope.reuse  # reuse=True wins over AUTO_REUSE
@@ -279,7 +279,7 @@ class VariableStore:
             if existing.kind != "layer":
                 raise StoreError(f"{full} is a variable, not a layer's scope")
             return existing, False
-        return self._make(full, handle, "layer", True, info or {}), True
+        return self._make(full, handle, "layer", trainable, info or {}), True
 
     # -- collections --------------------------------------------------------
     def collection(self, scope: Optional[str] = None, trainable_only: bool = False) -> List[Entry]:

@@ -78,6 +78,26 @@ def test_policy_gradient_agent_keeps_layer_layout_and_comments():
     compile(out, "pg_agent.py", "exec")
 
 
+def test_a_build_method_called_per_network_is_read_at_each_call():
+    # self._build_net(s, scope=..., trainable=...) makes an eval and a target network
+    r = migrated("actor_critic.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert "def _build_net" not in out  # read at both calls, called from nowhere else
+    assert 'self.eval_net_l1 = tf_keras.layers.Dense(8, activation=tf.nn.relu, ' \
+           'kernel_initializer=init_w,\n                              name="Actor/eval_net/l1", ' \
+           'trainable=True)' in out
+    assert 'name="Actor/target_net/a", trainable=False)' in out
+    # the soft update reads the target layers before they ever run: they are built
+    assert "self.target_net_l1.build((None, S_DIM))" in out
+    assert "self.target_net_a.build((None, 8))" in out
+    assert "soft_replace = [t.assign((1 - TAU) * t + TAU * e)" in out
+    assert "self.optimizer.apply_gradients(zip(tape.gradient(loss, e_params), e_params))" in out
+    assert "    def _run_a_(self, s):\n" in out
+    compile(out, "actor_critic.py", "exec")
+    assert not migrate_source(out, "actor_critic.py").changed
+
+
 AGENT = """\
 import tensorflow as tf
 
@@ -129,7 +149,7 @@ def test_the_plain_agent_converts():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py"])
+@pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
