@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from tapeshift.migrate.legacy.printed import parse_printed
@@ -32,7 +33,11 @@ default tolerances (a value agrees when |new - legacy| <= atol + rtol * |legacy|
 Two values of different dtypes use the looser of the two. --rtol/--atol replace
 that parameter for every dtype (booleans stay exact).
 
-exit codes: 0 every common value agrees and at least one was compared;
+with --legacy-runs N, where the legacy runs differ a new value agrees when
+|new - c| <= atol + rtol * |c|, c the nearest value in the legacy runs' range.
+
+exit codes: 0 every common value agrees and at least one was compared
+              (with --legacy-runs: or lies within the legacy runs' spread);
             1 a mismatch, or nothing could be compared; 2 a script failed or timed out."""
 
 
@@ -200,21 +205,68 @@ def align_printed(a_items, b_items):
     return pairs, aside, a_rest, b_rest
 
 
+def printed_across_runs(items, others) -> tuple[dict | None, str]:
+    """The numbers each legacy run printed, per number the first run printed.
+
+    ``items``: the first legacy run's :func:`parse_printed` items; ``others``:
+    the other runs'. Returns ``({id(item): [value in run 1, run 2, ...]}, "")``
+    when every run printed the same sequence (same count, same places for
+    True/False, elided arrays and graph objects), else ``(None, why)``.
+    """
+    values = {id(x): [x.value] for x in items if x.kind in ("int", "float", "bool")}
+    count = sum(x.kind != "symbolic" for x in items)
+    for k, other in enumerate(others, start=2):
+        pairs, aside, rest, other_rest = align_printed(items, other)
+        clean = not rest and not other_rest and all(
+            it.kind == "symbolic" for old, new in aside for it in (*old, *new))
+        clean = clean and all((x.kind == "elided") == (y.kind == "elided")
+                              and (x.kind == "bool") == (y.kind == "bool") for x, y in pairs)
+        if not clean:
+            n_other = sum(y.kind != "symbolic" for y in other)
+            return None, (f"the legacy runs did not print alike (run 1 printed {count} numbers, "
+                          f"run {k} {n_other}, not in the same places): printed numbers were "
+                          "compared with the first legacy run only")
+        for x, y in pairs:
+            if id(x) in values:
+                values[id(x)].append(y.value)
+    return values, ""
+
+
 def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
-                    atol: float | None = None) -> tuple[list[ValueRow], list[str]]:
+                    atol: float | None = None,
+                    legacy_others: Sequence[str] = ()) -> tuple[list[ValueRow], list[str]]:
     """Rows comparing the numbers two stdouts printed, in order, one row per legacy print.
 
     A symbolic TensorFlow object printed by one script (a graph tensor or
     variable, an op dump) and what the other printed in its place (say the
     eager tensor's value) are set aside, in a ``symbolic`` row that is not a
     comparison, and the prints after it stay aligned.
+
+    ``legacy_others``: the stdout of more runs of the legacy script
+    (``--legacy-runs``). A print whose numbers differ between the legacy runs
+    is judged by the envelope rule (:mod:`tapeshift.migrate.legacy.spread`);
+    the others exactly as without them.
     """
+    rows, notes, _ = _compare_printed(legacy_out, new_out, rtol=rtol, atol=atol,
+                                      legacy_others=legacy_others)
+    return rows, notes
+
+
+def _compare_printed(legacy_out: str, new_out: str, *, rtol: float | None, atol: float | None,
+                     legacy_others: Sequence[str]) -> tuple[list[ValueRow], list[str], str]:
+    """:func:`compare_printed`, and why the legacy runs' prints could not be lined up ("" if they could)."""
     import numpy as np
 
     a_items, b_items = parse_printed(legacy_out), parse_printed(new_out)
     pairs, aside, a_rest, b_rest = align_printed(a_items, b_items)
     rows: list[ValueRow] = []
     notes: list[str] = []
+    across, legacy_problem = None, ""
+    if legacy_others:
+        across, legacy_problem = printed_across_runs(a_items,
+                                                     [parse_printed(o) for o in legacy_others])
+        if legacy_problem:
+            notes.append(legacy_problem)
     # group the pairs by legacy print; a print not wholly paired is counted below
     groups: list[list] = []
     for x, y in pairs:
@@ -253,7 +305,7 @@ def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
                                       "later prints are not aligned and were not compared"))
             notes.append("printed numbers after stdout line "
                          f"{first.line} were not compared: an elided array print broke the alignment")
-            return rows, notes
+            return rows, notes, legacy_problem
         kinds_a = [x.kind for x, _ in pairs_here]
         kinds_b = [y.kind for _, y in pairs_here]
         line_note = "" if pairs_here[0][1].line == first.line else f"new line {pairs_here[0][1].line}"
@@ -265,12 +317,21 @@ def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
         b = np.array([y.value for _, y in pairs_here], dtype=np.float64)
         # floats meet the printed tolerance; integers and True/False must be equal
         exact_mask = np.array([x.kind in ("int", "bool") and y.kind == x.kind for x, y in pairs_here])
-        row = compare_values(name, a, b, "printed", "printed", rtol=rtol, atol=atol, kind="printed")
-        if exact_mask.any() and rtol is None and atol is None:
-            exact_ok = bool(np.array_equal(a[exact_mask], b[exact_mask]))
-            if not exact_ok and row.status == "ok":
-                row.status = "mismatch"
-                row.note = "integers or True/False differ"
+        runs = None if across is None else \
+            np.array([across[id(x)] for x, _ in pairs_here], dtype=np.float64).T
+        if runs is not None and not _spread().identical(list(runs)):
+            # the legacy runs printed different numbers here: judge by their spread
+            row = _spread().compare_with_spread(
+                name, list(runs), b, ["printed"] * len(runs), "printed", rtol=rtol, atol=atol,
+                kind="printed", exact=exact_mask if rtol is None and atol is None else None)
+        else:
+            row = compare_values(name, a, b, "printed", "printed", rtol=rtol, atol=atol,
+                                 kind="printed")
+            if exact_mask.any() and rtol is None and atol is None:
+                exact_ok = bool(np.array_equal(a[exact_mask], b[exact_mask]))
+                if not exact_ok and row.status == "ok":
+                    row.status = "mismatch"
+                    row.note = "integers or True/False differ"
         row.dtype = "printed"
         if line_note and not row.note:
             row.note = line_note
@@ -285,27 +346,68 @@ def compare_printed(legacy_out: str, new_out: str, *, rtol: float | None = None,
                              note=f"legacy printed {n_a} numbers, new printed {n_b} "
                                   f"(first unmatched: legacy line {where[0]}, new line {where[1]}"
                                   f"{besides})"))
-    return rows, notes
+    return rows, notes, legacy_problem
+
+
+def _spread():
+    """:mod:`tapeshift.migrate.legacy.spread`, which builds on this module (imported when needed)."""
+    from tapeshift.migrate.legacy import spread
+
+    return spread
 
 
 def compare_runs(legacy: ScriptRun, new: ScriptRun, *, rtol: float | None = None,
-                 atol: float | None = None, printed: bool = True) -> VerifyReport:
-    """Compare two finished runs (no subprocess here)."""
-    report = VerifyReport(legacy, new, rtol=rtol, atol=atol)
+                 atol: float | None = None, printed: bool = True,
+                 legacy_others: Sequence[ScriptRun] = ()) -> VerifyReport:
+    """Compare two finished runs (no subprocess here).
+
+    ``legacy_others``: more runs of the legacy script (``--legacy-runs N``).
+    The legacy runs are compared with each other first; a value or print that
+    differs between them is judged against their spread by the envelope rule
+    (:mod:`tapeshift.migrate.legacy.spread`), every other one exactly as
+    without them.
+    """
+    legacy_runs = [legacy, *legacy_others] if legacy_others else []
+    report = VerifyReport(legacy, new, rtol=rtol, atol=atol, legacy_runs=legacy_runs)
     if report.failures:
         return report
     for name in legacy.values:
-        if name in new.values:
-            row = compare_values(name, legacy.values[name], new.values[name],
-                                 legacy.dtypes.get(name, "float32"), new.dtypes.get(name, "float32"),
+        label = legacy.dtypes.get(name, "float32")
+        new_label = new.dtypes.get(name, "float32")
+        having = [r for r in legacy_runs if name in r.values]
+        varies = len(having) < len(legacy_runs) or (
+            len(having) > 1 and not _spread().identical([r.values[name] for r in having]))
+        if varies:
+            report.legacy_spread[name] = _spread().run_spread([r.values[name] for r in having]) \
+                if len(having) == len(legacy_runs) else (math.inf, math.inf)
+        if name not in new.values:
+            continue
+        if not varies:
+            row = compare_values(name, legacy.values[name], new.values[name], label, new_label,
                                  rtol=rtol, atol=atol)
-            report.rows.append(row)
+        else:
+            row = _spread().compare_with_spread(
+                name, [r.values[name] for r in having], new.values[name],
+                [r.dtypes.get(name, label) for r in having], new_label, rtol=rtol, atol=atol)
+            row.spread = True
+            if len(having) < len(legacy_runs):
+                row.spread_abs = row.spread_rel = math.inf
+                row.note = "; ".join(filter(None, [
+                    f"only {len(having)} of the {len(legacy_runs)} legacy runs left it", row.note]))
+        report.rows.append(row)
     report.only_legacy = [n for n in legacy.values if n not in new.values]
     report.only_new = [n for n in new.values if n not in legacy.values]
     if printed:
-        rows, notes = compare_printed(legacy.stdout, new.stdout, rtol=rtol, atol=atol)
+        rows, notes, legacy_problem = _compare_printed(
+            legacy.stdout, new.stdout, rtol=rtol, atol=atol,
+            legacy_others=[r.stdout for r in legacy_others])
         report.rows.extend(rows)
         report.notes.extend(notes)
+        if legacy_problem:
+            report.legacy_spread["stdout"] = (math.inf, math.inf)
+        for row in rows:
+            if row.spread:
+                report.legacy_spread[row.name] = (row.spread_abs, row.spread_rel)
     causes = report.random_causes
     if causes:
         for row in report.mismatches:

@@ -46,6 +46,18 @@ RANDOM_FIX = (
 )
 RANDOM_NOTE += RANDOM_FIX
 
+#: the status of a report whose values agree only within the legacy runs' own spread (exit 0)
+WITHIN_SPREAD = "ok-within-spread"
+#: the likely cause named when a value differs between the legacy runs themselves
+LEGACY_NONDETERMINISM = "legacy nondeterminism"
+#: on a mismatch nothing explains, with a single legacy run
+LEGACY_RUNS_HINT = (
+    "nothing named explains the mismatch. If the legacy program is not deterministic by itself "
+    "(a sess.run that fetches several train ops runs them concurrently, and one update may land "
+    "before the other reads the variable), its own runs differ too: rerun with --legacy-runs 3 "
+    "to run it three times and judge the new values against their spread "
+    "(docs/verify.md, '--legacy-runs').")
+
 
 @dataclass
 class ValueRow:
@@ -67,6 +79,11 @@ class ValueRow:
     atol: float | None = None
     random: bool = False
     causes: list = field(default_factory=list)   # the report's random_causes, on a mismatch
+    # --legacy-runs N: the legacy runs differ here, so the row was judged against their range
+    # (tapeshift.migrate.legacy.spread); max_abs/max_rel are then the distance from that range
+    spread: bool = False
+    spread_abs: float | None = None   # how far the legacy runs differ from each other
+    spread_rel: float | None = None
 
     @property
     def compared(self) -> bool:
@@ -74,7 +91,7 @@ class ValueRow:
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
-        for key in ("max_abs", "max_rel"):
+        for key in ("max_abs", "max_rel", "spread_abs", "spread_rel"):
             v = d[key]
             if v is not None and not math.isfinite(v):
                 d[key] = str(v)
@@ -103,6 +120,7 @@ class ScriptRun:
     random_modes: dict[str, int] = field(default_factory=dict)  # graph/function/eager -> random ops
     seed: int | None = None
     align: dict = field(default_factory=dict)   # --align-random: the child's record (align.py)
+    which: str = ""                # --legacy-runs: "run 2 of 3" (empty for a single run)
 
     @property
     def failed(self) -> bool:
@@ -119,6 +137,7 @@ class ScriptRun:
             "captured": sorted(self.values), "skipped": self.skipped,
             "random_ops": self.random_ops, "random_modes": self.random_modes,
             "unseeded": self.unseeded, "seed": self.seed, "align": self.align,
+            **({"which": self.which} if self.which else {}),
         }
 
 
@@ -134,10 +153,32 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     rtol: float | None = None
     atol: float | None = None
+    #: --legacy-runs N: every legacy run, ``legacy`` first (empty for a single run)
+    legacy_runs: list[ScriptRun] = field(default_factory=list)
+    #: name -> (max abs diff, max rel diff) between the legacy runs, where they differ
+    legacy_spread: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def failures(self) -> list[ScriptRun]:
-        return [r for r in (self.legacy, self.new) if r.failed]
+        return [r for r in (self.legacy, *self.legacy_runs[1:], self.new) if r.failed]
+
+    @property
+    def n_legacy_runs(self) -> int:
+        return max(1, len(self.legacy_runs))
+
+    @property
+    def within_spread(self) -> list[ValueRow]:
+        """Rows that agree only by the legacy runs' spread (they differ between legacy runs)."""
+        return [r for r in self.rows if r.spread and r.status == "ok"]
+
+    @property
+    def likely_causes(self) -> list[str]:
+        """What may explain a mismatch: :attr:`random_causes`, then legacy nondeterminism
+        when a value that differs between the legacy runs lies outside their spread."""
+        causes = list(self.random_causes)
+        if any(r.spread for r in self.mismatches):
+            causes.append(LEGACY_NONDETERMINISM)
+        return causes
 
     @property
     def compared(self) -> int:
@@ -200,21 +241,28 @@ class VerifyReport:
 
     @property
     def status(self) -> str:
+        """``failed`` (exit 2), ``mismatch`` or ``nothing-compared`` (exit 1), ``ok`` or,
+        with ``--legacy-runs``, ``ok-within-spread`` when some value agrees only within the
+        legacy runs' own spread (exit 0)."""
         if self.failures:
             return "failed"
         if self.mismatches:
             return "mismatch"
         if not self.compared:
             return "nothing-compared"
+        if self.within_spread:
+            return WITHIN_SPREAD
         return "ok"
 
     @property
     def exit_code(self) -> int:
-        return int({"ok": ExitCode.OK, "failed": ExitCode.ERROR}.get(self.status, ExitCode.FOUND))
+        return int({"ok": ExitCode.OK, WITHIN_SPREAD: ExitCode.OK,
+                    "failed": ExitCode.ERROR}.get(self.status, ExitCode.FOUND))
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        """Exit 0: ``ok``, or ``ok-within-spread`` (see :attr:`status`)."""
+        return self.status in ("ok", WITHIN_SPREAD)
 
     def summary(self) -> str:
         """One line: the verdict."""
@@ -226,14 +274,61 @@ class VerifyReport:
         counted = f"{n_val} module value{'s' * (n_val != 1)}, {n_pr} print{'s' * (n_pr != 1)}"
         if status == "mismatch":
             names = _names([r.name for r in self.mismatches], limit=10)
-            causes = self.random_causes
+            causes = self.likely_causes
             named = ", ".join(_cause_text(c) for c in causes)
             extra = f" (likely cause: {named}: see below)" if causes else ""
+            if self.suggests_legacy_runs:
+                extra = (" (nothing named explains it; --legacy-runs 3 checks whether the legacy "
+                         "program is deterministic: see below)")
             return f"MISMATCH: {len(self.mismatches)} of {self.compared} differ: {names}{extra}"
         if status == "nothing-compared":
             return ("NOTHING COMPARED: no module value or printed number in common "
                     "(keep results in module-level variables, or print them)")
+        if status == WITHIN_SPREAD:
+            spread = self.within_spread
+            return (f"OK within the legacy program's own run-to-run spread: all {self.compared} "
+                    f"compared agree ({counted}), {len(spread)} of them only within the spread "
+                    f"of its {self.n_legacy_runs} runs: {_names([r.name for r in spread], limit=10)}")
         return f"OK: all {self.compared} compared agree ({counted})"
+
+    @property
+    def suggests_legacy_runs(self) -> bool:
+        """A mismatch with a single legacy run and no likely cause: suggest ``--legacy-runs 3``."""
+        return bool(self.mismatches) and self.n_legacy_runs == 1 and not self.likely_causes
+
+    def _legacy_runs_lines(self) -> list[str]:
+        """What the legacy runs said about each other (``--legacy-runs N``)."""
+        if self.n_legacy_runs == 1:
+            return [LEGACY_RUNS_HINT] if self.suggests_legacy_runs else []
+        n = self.n_legacy_runs
+        if not self.legacy_spread:
+            return [f"legacy runs: {n}, identical in every value and printed number compared"]
+        compared = {r.name for r in self.rows} | {"stdout"}  # stdout: the prints as a whole
+        names = [name for name in self.legacy_spread if name in compared]
+        others = [name for name in self.legacy_spread if name not in compared]
+        sized = [self.legacy_spread[name] for name in names or others
+                 if math.isfinite(self.legacy_spread[name][0])]
+        how = ""
+        if sized:
+            how = f", up to {_fmt(max(a for a, _ in sized))} (rel {_fmt(max(r for _, r in sized))}),"
+            if len(sized) < len(names or others):
+                how = how[:-1] + " where they have the same shape and count,"
+        where = _names(names or others, limit=10)
+        if names and others:
+            where += f" (and in {_names(others, limit=10)}, not compared)"
+        elif others:
+            where += " (not compared)"
+        line = (f"the legacy program is not deterministic: its own {n} runs differ{how} in "
+                f"{where}")
+        if any(r.spread for r in self.rows):
+            line += ("; where they differ, the new value was judged against their range widened "
+                     "by the tolerance (docs/verify.md, '--legacy-runs')")
+        outside = [r.name for r in self.mismatches if r.spread]
+        if outside:
+            line += (f". Outside that spread: {_names(outside, limit=10)}. {n} runs sample the "
+                     "spread; more (--legacy-runs 10) sample it better, and a value far outside "
+                     "it is a real difference")
+        return [line]
 
     def to_dict(self) -> dict:
         return {
@@ -244,7 +339,12 @@ class VerifyReport:
             "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
             "align_random": self.legacy.align.get("seed") if self.align_random else None,
             "random_causes": self.random_causes,
-            "runs": {"legacy": self.legacy.to_dict(), "new": self.new.to_dict()},
+            "legacy_runs": self.n_legacy_runs,
+            "legacy_spread": {name: {"max_abs": _json_number(a), "max_rel": _json_number(r)}
+                              for name, (a, r) in self.legacy_spread.items()},
+            "runs": {"legacy": self.legacy.to_dict(), "new": self.new.to_dict(),
+                     **({"legacy_more": [r.to_dict() for r in self.legacy_runs[1:]]}
+                        if self.legacy_runs[1:] else {})},
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -304,7 +404,8 @@ class VerifyReport:
         out.append(f"tolerances: {tol}")
         if self.align_random:
             out.append(align_report.summary_line(self.legacy.align, self.new.align))
-        if self.mismatches:
+        out.extend(self._legacy_runs_lines())
+        if self.mismatches or (self.legacy_spread and self.random_causes):
             out.extend(self._randomness_lines())
         for note in self.notes:
             out.append(note)
@@ -343,7 +444,12 @@ def _names(names: Sequence[str], limit: int = 20) -> str:
 
 
 def _failure_line(run: ScriptRun) -> str:
-    return f"the {run.role} script {run.path} {run.error}"
+    which = f" ({run.which})" if run.which else ""
+    return f"the {run.role} script {run.path}{which} {run.error}"
+
+
+def _json_number(x: float) -> float | str:
+    return x if math.isfinite(x) else str(x)
 
 
 def _fmt(x: float | None) -> str:
@@ -359,8 +465,13 @@ def _table(rows: Sequence[ValueRow]) -> str:
     body = []
     for r in rows:
         status = r.status.upper() if r.status == "mismatch" else r.status
+        tags = []
+        if r.spread and r.compared:
+            tags.append("within legacy spread" if r.status == "ok" else "outside legacy spread")
         if r.status == "mismatch" and r.random:
-            status += f" ({', '.join(r.causes) or 'random ops'})"
+            tags.append(", ".join(r.causes) or "random ops")
+        if tags:
+            status += f" ({'; '.join(tags)})"
         if r.note:
             status += f"  {r.note}"
         body.append((r.name, r.shape, r.dtype, _fmt(r.max_abs), _fmt(r.max_rel), status))
