@@ -96,12 +96,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --verify: as tapeshift verify --align-random (TensorFlow's random "
                              "draws in both runs come from one stateless stream, of seed --seed N "
                              "or 0)")
+    parser.add_argument("--legacy-runs", type=_legacy_runs, default=None, metavar="N",
+                        help="with --verify: as tapeshift verify --legacy-runs (run the legacy "
+                             "script N >= 2 times and judge values that differ between its runs "
+                             "against their spread)")
 
 
 def _seed(text: str) -> int:
     from tapeshift.migrate.legacy.verify import seed_value  # loaded only when --seed is given
 
     return seed_value(text)
+
+
+def _legacy_runs(text: str) -> int:
+    from tapeshift.migrate.legacy.verify import legacy_runs_value  # loaded only when given
+
+    return legacy_runs_value(text)
 
 
 # --------------------------------------------------------------------------
@@ -207,7 +217,8 @@ def _verify(results: List[MigrationResult], args: argparse.Namespace) -> dict:
     for r in results:
         if r.changed and not r.error and runs_as_script(r.source):
             out[r.path] = verify_sources(r.source, r.output, r.path, timeout=args.verify_timeout,
-                                         seed=args.seed, align_random=args.align_random)
+                                         seed=args.seed, align_random=args.align_random,
+                                         legacy_runs=args.legacy_runs or 1)
     return out
 
 

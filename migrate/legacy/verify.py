@@ -3,14 +3,18 @@
 The legacy script runs through ``run-legacy`` (TF1 semantics on TF2) and the
 new one under plain TF2, each in its own subprocess with a timeout. Their
 final module-level numeric values are compared by name, and the numbers each
-printed are compared in order, with dtype-aware tolerances.
+printed are compared in order, with dtype-aware tolerances. With
+``legacy_runs=N`` (``--legacy-runs N``) the legacy script runs N times, the
+runs at most :data:`PARALLEL_RUNS` at a time, and where the legacy runs differ
+from each other the new value is judged against their spread
+(:mod:`tapeshift.migrate.legacy.spread`).
 
 Public API (no TensorFlow is imported in this process)::
 
     report = verify_scripts(Path("old.py"), Path("new.py"))   # two files
     report = verify_sources(old_text, new_text, Path("train.py"))  # two versions in memory
     report.exit_code      # 0 agree, 1 mismatch or nothing compared, 2 a script failed
-    report.status         # "ok" | "mismatch" | "nothing-compared" | "failed"
+    report.status         # "ok" | "ok-within-spread" | "mismatch" | "nothing-compared" | "failed"
     print(report.to_text())
     report.to_json()
 
@@ -30,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -43,6 +48,9 @@ from tapeshift.migrate.legacy.run_legacy import runner_command
 HELP = "run a legacy script (via run-legacy) and its migrated version and compare their numbers"
 
 DEFAULT_TIMEOUT = 600.0
+
+#: with --legacy-runs, how many scripts run at a time (each is a TensorFlow process)
+PARALLEL_RUNS = 2
 
 
 # -- running ----------------------------------------------------------------
@@ -95,7 +103,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
                  timeout: float | None = DEFAULT_TIMEOUT, cwd: str | os.PathLike | None = None,
                  env: dict | None = None, user_paths: Sequence[str | os.PathLike] = (),
                  on_output: OutputCallback | None = None, seed: int | None = None,
-                 align_random: int | None = None) -> ScriptRun:
+                 align_random: int | None = None, number: tuple[int, int] | None = None,
+                 on_start: Callable[[subprocess.Popen], None] | None = None) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
@@ -106,9 +115,14 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     numpy's global generator and TensorFlow's seeds start from it.
     ``align_random``: the seed of the stateless stream TensorFlow's random
     draws come from (``None``: they are left alone; see docs/verify.md).
+    ``number``: ``(k, n)`` for the k-th of n runs of the same script (the
+    report says "run k of n"; ``on_output`` gets the role ``legacy#k`` for k > 1).
+    ``on_start`` is called with the child process once it is started.
     """
     script = Path(script)
     role = "legacy" if legacy else "new"
+    which = f"run {number[0]} of {number[1]}" if number else ""
+    label = f"{role}#{number[0]}" if number and number[0] > 1 else role
     tmp = tempfile.mkdtemp(prefix=f"tapeshift-{role}-")
     cmd = runner_command(script, args, legacy=legacy, capture_dir=tmp,
                          user_paths=user_paths if legacy else ())
@@ -122,7 +136,7 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     if on_output is not None:  # line by line as printed, not in 8 KiB blocks
         env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     start = time.monotonic()
-    run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed)
+    run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed, which=which)
     try:
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -130,11 +144,13 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
         except OSError as exc:
             run.error = f"could not be started: {exc}"
             return run
+        if on_start is not None:
+            on_start(proc)
         out: list[bytes] = []
         err: list[bytes] = []
-        pumps = [threading.Thread(target=_pump, args=(proc.stdout, out, role, "stdout", on_output),
+        pumps = [threading.Thread(target=_pump, args=(proc.stdout, out, label, "stdout", on_output),
                                   daemon=True),
-                 threading.Thread(target=_pump, args=(proc.stderr, err, role, "stderr", on_output),
+                 threading.Thread(target=_pump, args=(proc.stderr, err, label, "stderr", on_output),
                                   daemon=True)]
         for t in pumps:
             t.start()
@@ -166,14 +182,61 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+Job = Callable[[Callable[[subprocess.Popen], None]], ScriptRun]  # on_start -> the run
+
+
+def run_parallel(jobs: Sequence[Job], parallel: int = PARALLEL_RUNS,
+                 required: int = 0) -> list[ScriptRun | None]:
+    """Run ``jobs`` (each calls :func:`run_captured` with the ``on_start`` it is given),
+    at most ``parallel`` at a time, and return their runs in the order of ``jobs``.
+
+    Once a run has failed, jobs after the first ``required`` that have not
+    started yet are skipped (``None``). On an error or Ctrl-C in this thread,
+    every child still running is killed and the exception goes on.
+    """
+    live: list[subprocess.Popen] = []
+    lock = threading.Lock()
+
+    def started(proc: subprocess.Popen) -> None:
+        with lock:
+            live.append(proc)
+
+    results: list[ScriptRun | None] = [None] * len(jobs)
+    waiting = list(range(len(jobs)))
+    running: dict = {}  # future -> index; jobs are handed out here, one per free slot
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="tapeshift-verify")
+    try:
+        while waiting or running:
+            while waiting and len(running) < max(1, parallel):
+                i = waiting.pop(0)
+                running[pool.submit(jobs[i], started)] = i
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = running.pop(future)
+                results[i] = future.result()
+                if results[i].failed:
+                    waiting = [j for j in waiting if j < required]
+    except BaseException:
+        with lock:
+            for proc in live:
+                if proc.poll() is None:  # not reaped yet, so the id is still our child's
+                    _kill_group(proc)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+    return results
+
+
 def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
                    rtol: float | None = None, atol: float | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT, args: Sequence[str] = (),
                    cwd: str | os.PathLike | None = None, printed: bool = True,
                    user_paths: Sequence[str | os.PathLike] = (),
                    on_output: OutputCallback | None = None,
-                   seed: int | None = None, align_random: bool = False) -> VerifyReport:
-    """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare.
+                   seed: int | None = None, align_random: bool = False,
+                   legacy_runs: int = 1, parallel: int = PARALLEL_RUNS) -> VerifyReport:
+    """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare
+    (with ``legacy_runs`` >= 2, ``parallel`` runs at a time).
 
     ``rtol``/``atol`` replace the dtype defaults (:data:`TOLERANCES`) for
     every dtype; ``timeout`` is per script, in seconds (``None``: no limit);
@@ -187,14 +250,32 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     runs' TensorFlow random draws come from one stateless stream, of seed
     ``seed`` (default :data:`ALIGN_DEFAULT_SEED`, 0), keyed by layer weight name
     or by order (``--align-random``, docs/verify.md).
+
+    ``legacy_runs``: with N >= 2 the legacy script runs N times with the same
+    options, the runs (the new one included) ``parallel`` at a time, and
+    :func:`compare_runs` compares the legacy runs with each other first
+    (``--legacy-runs``, docs/verify.md).
     """
     stream = (seed if seed is not None else ALIGN_DEFAULT_SEED) if align_random else None
-    legacy_run = run_captured(legacy, args, legacy=True, timeout=timeout, cwd=cwd,
-                              user_paths=user_paths, on_output=on_output, seed=seed,
-                              align_random=stream)
-    new_run = run_captured(new, args, legacy=False, timeout=timeout, cwd=cwd, on_output=on_output,
-                           seed=seed, align_random=stream)
-    return compare_runs(legacy_run, new_run, rtol=rtol, atol=atol, printed=printed)
+    common = dict(timeout=timeout, cwd=cwd, on_output=on_output, seed=seed, align_random=stream)
+    if legacy_runs <= 1:
+        legacy_run = run_captured(legacy, args, legacy=True, user_paths=user_paths, **common)
+        new_run = run_captured(new, args, legacy=False, **common)
+        return compare_runs(legacy_run, new_run, rtol=rtol, atol=atol, printed=printed)
+
+    def legacy_job(k: int) -> Job:
+        return lambda on_start: run_captured(legacy, args, legacy=True, user_paths=user_paths,
+                                             number=(k, legacy_runs), on_start=on_start, **common)
+
+    def new_job(on_start) -> ScriptRun:
+        return run_captured(new, args, legacy=False, on_start=on_start, **common)
+
+    # the first legacy run and the new one start together; the other legacy runs follow
+    jobs = [legacy_job(1), new_job, *(legacy_job(k) for k in range(2, legacy_runs + 1))]
+    runs = run_parallel(jobs, parallel, required=2)
+    others = [r for r in runs[2:] if r is not None]
+    return compare_runs(runs[0], runs[1], rtol=rtol, atol=atol, printed=printed,
+                        legacy_others=others)
 
 
 def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike, *,
@@ -203,7 +284,8 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                    cwd: str | os.PathLike | None = None, printed: bool = True,
                    user_paths: Sequence[str | os.PathLike] = (),
                    on_output: OutputCallback | None = None,
-                   seed: int | None = None, align_random: bool = False) -> VerifyReport:
+                   seed: int | None = None, align_random: bool = False,
+                   legacy_runs: int = 1, parallel: int = PARALLEL_RUNS) -> VerifyReport:
     """:func:`verify_scripts` for two versions of the file ``path`` held in memory.
 
     For ``migrate --verify`` in check or diff mode, where the migrated text is
@@ -223,14 +305,16 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
             written.append(Path(name))
         report = verify_scripts(written[0], written[1], rtol=rtol, atol=atol, timeout=timeout,
                                 args=args, cwd=cwd, printed=printed, user_paths=user_paths,
-                                on_output=on_output, seed=seed, align_random=align_random)
+                                on_output=on_output, seed=seed, align_random=align_random,
+                                legacy_runs=legacy_runs, parallel=parallel)
     finally:
         for tmp in written:
             try:
                 tmp.unlink()
             except OSError:
                 pass
-    for run, tmp in ((report.legacy, written[0]), (report.new, written[1])):
+    legacy_runs_done = report.legacy_runs or [report.legacy]
+    for run, tmp in [*((r, written[0]) for r in legacy_runs_done), (report.new, written[1])]:
         run.stderr = run.stderr.replace(str(tmp), str(path))
         run.stdout = run.stdout.replace(str(tmp), str(path))
         for entry in run.unseeded.values():
@@ -264,6 +348,25 @@ def seed_value(text: str) -> int:
     return value
 
 
+def legacy_runs_value(text: str) -> int:
+    """``--legacy-runs``' type: an integer >= 2."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2, got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2, got {value}")
+    return value
+
+
+LEGACY_RUNS_HELP = (
+    "run the legacy script N times (N >= 2; same --seed and --align-random) and compare its "
+    "runs with each other first: where they differ (a program that is not deterministic by "
+    "itself), the new value agrees when it lies within their range widened by the tolerance, "
+    "and the verdict says 'OK within the legacy program's own run-to-run spread' (exit 0). "
+    f"At most {PARALLEL_RUNS} scripts run at a time; see docs/verify.md")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = TOLERANCE_HELP
@@ -286,6 +389,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "weight's draws keyed by its variable name, the others by order "
                              "(random ops run at every step, like dropout, cannot align; "
                              "see docs/verify.md)")
+    parser.add_argument("--legacy-runs", type=legacy_runs_value, default=None, metavar="N",
+                        help=LEGACY_RUNS_HELP)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--no-printed", dest="printed", action="store_false",
                         help="do not compare the numbers the scripts print")
@@ -314,7 +419,8 @@ def run(args: argparse.Namespace) -> int:
     report = verify_scripts(Path(args.legacy), Path(args.new), rtol=args.rtol, atol=args.atol,
                             timeout=args.timeout or None, args=args.script_args,
                             printed=args.printed, user_paths=args.user_path, on_output=on_output,
-                            seed=args.seed, align_random=args.align_random)
+                            seed=args.seed, align_random=args.align_random,
+                            legacy_runs=args.legacy_runs or 1)
     if args.json:
         print(report.to_json())
     else:
