@@ -6,11 +6,12 @@ variables, and a var_list of a layer not called in the step only lists
 variables that get no gradient there. But a step that reads the variables of a
 layer it does not run (a target network's soft update, ``sess.run(t_params)``)
 would read nothing before the layer's first call. Such a layer is built where
-it is made, ``fc.build((None, 8))``, from the size of its input read off the
-code: the placeholder's declared shape, the ``units`` of the layer before it,
+it is made, by a call on a symbolic input, ``fc(tf_keras.Input([8]))`` (which
+names its variables as a real call does; ``fc.build(...)`` alone would name them
+``kernel``), from the size of its input read off the code: the placeholder's declared shape, the ``units`` of the layer before it,
 a variable's shape, through the ops that keep the last dimension. Dense layers
-only; another layer, or an input size the code does not show, is reported
-(TS107) and the file keeps its compat form.
+and batch normalizations on rank-2 values only; another layer, or an input size
+the code does not show, is reported (TS107) and the file keeps its compat form.
 """
 
 from __future__ import annotations
@@ -74,22 +75,26 @@ class LayerBuilds:
         return bool(users) and all(self._only_var_lists(k, step) for k in users)
 
     def _layer_builds(self, body: List[cst.CSTNode]) -> Dict[int, cst.SimpleStatementLine]:
-        """statement index of a layer's creation -> ``layer.build((None, size))``."""
+        """statement index of a layer's creation -> ``layer(tf_keras.Input([size]))``."""
         facts = self._layer_facts
         out: Dict[int, cst.SimpleStatementLine] = {}
         for handle in sorted(self._need_build):
             entry = facts.layers[handle]
             creation = self._layers[handle]
-            if entry.info.get("cls") != "Dense":
+            if entry.info.get("cls") not in ("Dense", "BatchNormalization"):
                 self._bail(TS107.code, body[creation], f"the variables of `{handle}` are read "
-                           "where it has not run, and only a Dense layer is built before its "
-                           "first call: not converted")
+                           "where it has not run, and only a Dense or a batch normalization "
+                           "layer on the output of one is built before its first call: not "
+                           "converted")
             size = self._input_size(handle, body)
             if size is None:
                 self._bail(TS107.code, body[creation], f"the variables of `{handle}` are read "
                            "where it has not run, and the size of its input is not in the code "
                            "(build it by hand: layer.build((None, n))): not converted")
-            out[creation] = cst.parse_statement(f"{handle}.build((None, {size}))")
+            # called on a symbolic input: built under its name (``build`` alone would
+            # name the variables ``kernel``, not ``Net/l1/kernel``)
+            why = "  # built now: its variables are read before its first call" if not out else ""
+            out[creation] = cst.parse_statement(f"{handle}(tf_keras.Input([{size}])){why}\n")
             self.record_change(body[creation], f"`{handle}` built where it is made "
                                f"(input size {size}): TF1 made its variables with the graph, "
                                "and they are read before its first call")
@@ -133,6 +138,10 @@ class LayerBuilds:
                 return self._last_dim(expr.args[0].value, before, body, depth + 1)
             if api in ("matmul", "linalg.matmul") and len(expr.args) >= 2:
                 return self._last_dim(expr.args[1].value, before, body, depth + 1)
+            if api == "concat" and _last_axis(expr) and isinstance(expr.args[0].value, cst.List):
+                parts = [self._last_dim(e.value, before, body, depth + 1)
+                         for e in expr.args[0].value.elements]
+                return None if None in parts or not parts else " + ".join(parts)
             return None
         if isinstance(expr, cst.BinaryOperation):
             return self._last_dim(expr.left, before, body, depth + 1) or \
@@ -161,3 +170,12 @@ def _variable_last(value: cst.BaseExpression) -> Optional[str]:
                 first.args[0].value, (cst.List, cst.Tuple)) and first.args[0].value.elements:
             return code_of(first.args[0].value.elements[-1].value)
     return None
+
+
+def _last_axis(call: cst.Call) -> bool:
+    """``tf.concat(values, axis)`` joins along the last axis of rank-2 values (1 or -1)."""
+    axis = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "axis"),
+                call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None)
+    if isinstance(axis, cst.UnaryOperation) and isinstance(axis.operator, cst.Minus):
+        return isinstance(axis.expression, cst.Integer) and axis.expression.value == "1"
+    return isinstance(axis, cst.Integer) and axis.value == "1"

@@ -162,6 +162,11 @@ class ModelCode(TapeshiftCodemod):
                          if isinstance(value, cst.SimpleString)
                          and value.prefix.lower() in ("", "r", "u")}
         self._scope_vars: Dict[str, object] = {}  # `with ... as scope` -> the Scope
+        # layer names given more than once (an eval and a target network's `l1`)
+        given = [self._const_str(a.value) for n in nodes(node) if isinstance(n, cst.Call)
+                 and (self.tf_api_name(n.func) or "").startswith("layers.")
+                 for a in n.args if a.keyword is not None and a.keyword.value == "name"]
+        self._repeated_layer_names = {g for g in given if g is not None and given.count(g) > 1}
         # functions that make variables when they run, and those whose code is replayed
         self._makers = {id(fn): fn.name.value for fn in nodes(node)
                         if isinstance(fn, cst.FunctionDef) and self._makes_variables(fn)}

@@ -279,7 +279,10 @@ class CallRewriter(cst.CSTTransformer):
         else:
             base = name.rpartition("/")[2] if name else (
                 self.target.rpartition(".")[2] if top and self.target else fn)
-            if name and base in rule._taken or not name:
+            if name and name in rule._repeated_layer_names:
+                # one name in several scopes (eval/target): the scope tells them apart
+                base = "_".join(entry.name.split("/")[-2:])
+            elif name and base in rule._taken or not name:
                 base = f"{base}_layer" if not base.endswith("layer") else base
             entry.handle = rule.handle(base, None, entry.name)
             named = spec.variables or name is not None
@@ -292,6 +295,7 @@ class CallRewriter(cst.CSTTransformer):
             rule._keras = True
             rule._facts.layers[entry.handle] = entry
             entry.info["cls"] = spec.cls
+            entry.info["variables"] = spec.variables
             if spec.params[0] in ("units", "filters") and spec.params[0] in args:
                 entry.info["size"] = code_of(args[spec.params[0]])  # its output's last dimension
             if fn == "batch_normalization":
@@ -356,6 +360,8 @@ class CallRewriter(cst.CSTTransformer):
         entries = self.store.collection(scope, trainable_only=key == "trainable")
         if key.startswith("custom:"):  # collections=[...] of get_variable
             entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
+        # (a layer without variables, dropout or flatten, adds none)
+        entries = [e for e in entries if e.info.get("variables", True)]
         elements: List[cst.BaseElement] = []
         for entry in entries:
             if not entry.handle:

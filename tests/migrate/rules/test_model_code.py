@@ -154,9 +154,9 @@ class TestModelCode(CodemodTest):
             G_l1 = G_l1_layer(G_in)
             G_out_layer = tf_keras.layers.Dense(15, name="Generator/dense_1")
             G_out = G_out_layer(G_l1)
-            l = tf_keras.layers.Dense(128, tf.nn.relu, name="Discriminator/l")
-            D_l0 = l(real_art)
-            D_l1 = l(G_out)
+            Discriminator_l = tf_keras.layers.Dense(128, tf.nn.relu, name="Discriminator/l")
+            D_l0 = Discriminator_l(real_art)
+            D_l1 = Discriminator_l(G_out)
         """
         self.assertCodemod(dedent(before), dedent(after))
 
