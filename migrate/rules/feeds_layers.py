@@ -78,7 +78,7 @@ class LayerBuilds:
         """statement index of a layer's creation -> ``layer(tf_keras.Input([size]))``."""
         facts = self._layer_facts
         out: Dict[int, cst.SimpleStatementLine] = {}
-        for handle in sorted(self._need_build):
+        for handle in sorted(self._need_build, key=lambda h: self._layers[h]):
             entry = facts.layers[handle]
             creation = self._layers[handle]
             if entry.info.get("cls") not in ("Dense", "BatchNormalization"):

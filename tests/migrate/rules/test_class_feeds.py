@@ -89,9 +89,10 @@ def test_a_build_method_called_per_network_is_read_at_each_call():
            'trainable=True)' in out
     assert 'name="Actor/target_net/a", trainable=False)' in out
     # the soft update reads the target layers before they ever run: they are built
-    assert "self.target_net_l1(tf_keras.Input([S_DIM]))  # built now: its variables are read " \
+    assert "self.eval_net_l1(tf_keras.Input([S_DIM]))  # built now: its variables are read " \
            "before its first call\n" in out
-    assert "self.target_net_a(tf_keras.Input([8]))" in out
+    assert "self.target_net_l1(tf_keras.Input([S_DIM]))\n" in out
+    assert "self.target_net_a(tf_keras.Input([8]))\n" in out
     assert "soft_replace = [t.assign((1 - TAU) * t + TAU * e)" in out
     assert "self.optimizer.apply_gradients(zip(tape.gradient(loss, e_params), e_params))" in out
     assert "    def _run_a_(self, s):\n" in out
