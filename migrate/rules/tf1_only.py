@@ -174,16 +174,20 @@ class TF1OnlyNamesLeft(TF1OnlyNames):
 #: prefix); tests/migrate/rules/test_tf1_audit_table.py checks that, and that
 #: docs/codes.md (TS109) lists each pattern.
 TRULY_TF1_ONLY = {
-    "variable store and scopes (another part of issue #17)": (
+    "variable store and scopes (the model-code rule converts them where the code shows "
+    "the names: module level, a class's build methods, model functions at their first "
+    "call; elsewhere TS125)": (
         "variable_scope", "get_variable", "get_variable_scope", "get_local_variable",
         "VariableScope", "AUTO_REUSE", "variable_op_scope", "op_scope", "no_regularizer",
         "create_partitioned_variables", "fixed_size_partitioner", "min_max_variable_partitioner",
         "variable_axis_size_partitioner"),
     "state changes that run only when fetched in a graph but at once eagerly "
-    "(when they run is not proven by the session and feeds rules)": (
+    "(the feeds rules run `tf.assign*` fetched in fed code when fetched; elsewhere "
+    "when they run is not proven)": (
         "assign", "assign_add", "assign_sub", "count_up_to", "scatter_*", "batch_scatter_update",
         "Print", "write_file", "train.write_graph"),
-    "graph collections (eager has none: get_collection returns other values)": (
+    "graph collections (eager has none; the model-code rule writes variable "
+    "collections out as lists where the code shows what they hold)": (
         "GraphKeys", "get_collection", "get_collection_ref", "add_to_collection",
         "add_to_collections", "global_variables", "local_variables", "model_variables",
         "trainable_variables", "moving_average_variables", "all_variables",
@@ -250,7 +254,7 @@ TRULY_TF1_ONLY = {
         "nn.relu_layer", "nn.xw_plus_b", "feature_column.input_layer",
         "feature_column.linear_model", "feature_column.shared_embedding_columns"),
     "random ops whose TF2 name is the same function but whose eager stream differs "
-    "from the graph's (seeded they block tape form: TS113)": (
+    "from the graph's (seeded: TS113)": (
         "random_crop", "nn.uniform_candidate_sampler", "nn.log_uniform_candidate_sampler",
         "random.multinomial", "random.stateless_multinomial"),
     "a TF2 name exists but with another signature or other defaults (not renamed: "
