@@ -21,7 +21,7 @@ from tapeshift.migrate.checkpoints import CheckpointError
 from tapeshift.migrate.checkpoints.reader import CheckpointInfo
 from tapeshift.migrate.checkpoints.roles import SAVE_COUNTER, VARIABLE_VALUE, Entry
 from tapeshift.migrate.engine.exit_codes import ExitCode
-from tapeshift.migrate.legacy.compare import compare_values
+from tapeshift.migrate.legacy.values import compare_values
 
 EQUAL, DIFFERENT, SHAPE, DTYPE = "equal", "different", "shape", "dtype"
 

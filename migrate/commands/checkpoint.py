@@ -62,7 +62,7 @@ def _non_negative(text: str) -> float:
 
 
 def _tolerance_table() -> str:
-    from tapeshift.migrate.legacy.compare import TOLERANCES
+    from tapeshift.migrate.legacy.values import TOLERANCES
 
     rows = [(k, v) for k, v in TOLERANCES.items() if not k.startswith(("py:", "printed"))]
     lines = [f"  {'dtype':<29} {'rtol':<9} atol"]

@@ -32,12 +32,12 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from tapeshift.migrate.legacy.compare import (
-    _dtype_text,
-    _num,
-    _shape,
+from tapeshift.migrate.legacy.values import (
     compare_values,
     diff_stats,
+    dtype_text,
+    num_text,
+    shape_text,
     tolerance_for,
 )
 from tapeshift.migrate.legacy.report import ValueRow
@@ -161,7 +161,7 @@ def compare_with_spread(name: str, legacy_values: Sequence, new, legacy_dtypes: 
                               atol=atol, kind=kind)
     spread_abs, spread_rel = run_spread(arrays)
     b = np.asarray(new)
-    dtype = _dtype_text(legacy_dtypes[0], new_dtype)
+    dtype = dtype_text(legacy_dtypes[0], new_dtype)
     shapes = sorted({a.shape for a in arrays})
     if len(shapes) > 1:
         # no range to speak of: agree with one legacy run, by the normal rule
@@ -171,8 +171,8 @@ def compare_with_spread(name: str, legacy_values: Sequence, new, legacy_dtypes: 
         row.note = "; ".join(filter(None, [
             "the legacy runs gave shapes " + ", ".join(str(s) for s in shapes), row.note]))
     elif arrays[0].shape != b.shape:
-        row = ValueRow(name, kind, f"{_shape(arrays[0])}/{_shape(b)}", dtype, None, None,
-                       "mismatch", note=f"shape {_shape(arrays[0])} in legacy, {_shape(b)} in new")
+        row = ValueRow(name, kind, f"{shape_text(arrays[0])}/{shape_text(b)}", dtype, None, None,
+                       "mismatch", note=f"shape {shape_text(arrays[0])} in legacy, {shape_text(b)} in new")
     else:
         r, t = tolerance_for([*legacy_dtypes, new_dtype], rtol, atol)
         rt = np.full(b.shape, r, dtype=np.float64)
@@ -201,9 +201,9 @@ def compare_with_spread(name: str, legacy_values: Sequence, new, legacy_dtypes: 
             beyond = f"by {_fmt(float(distance[idx]))}"
             if width > 0 and math.isfinite(width) and math.isfinite(float(distance[idx])):
                 beyond += f", {float(distance[idx]) / width:.2g} times their spread there"
-            note = (f"{where}{_num(b[idx])} outside the legacy runs' {_num(lo)} .. {_num(hi)} "
+            note = (f"{where}{num_text(b[idx])} outside the legacy runs' {num_text(lo)} .. {num_text(hi)} "
                     f"({beyond}); " + note)
-        row = ValueRow(name, kind, _shape(b), dtype,
+        row = ValueRow(name, kind, shape_text(b), dtype,
                        float(distance.max()) if distance.size else 0.0,
                        float(rel.max()) if rel.size else 0.0,
                        "ok" if ok else "mismatch", note=note, rtol=r, atol=t)

@@ -41,7 +41,8 @@ from typing import Callable, Sequence
 from tapeshift.migrate.engine.exit_codes import ExitCode, standalone_main
 from tapeshift.migrate.legacy.align import DEFAULT_SEED as ALIGN_DEFAULT_SEED
 # compare_runs and ScriptRun are also named from here in docs/verify.md's Python API
-from tapeshift.migrate.legacy.compare import TOLERANCE_HELP, compare_runs
+from tapeshift.migrate.legacy.compare import compare_runs
+from tapeshift.migrate.legacy.values import TOLERANCE_HELP
 from tapeshift.migrate.legacy.report import ScriptRun, VerifyReport
 from tapeshift.migrate.legacy.run_legacy import runner_command
 

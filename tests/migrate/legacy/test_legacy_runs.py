@@ -20,7 +20,8 @@ import pytest
 
 from tapeshift.migrate.commands.cli import main as cli_main
 from tapeshift.migrate.legacy import verify
-from tapeshift.migrate.legacy.compare import compare_printed, compare_runs, compare_values
+from tapeshift.migrate.legacy.compare import compare_printed, compare_runs
+from tapeshift.migrate.legacy.values import compare_values
 from tapeshift.migrate.legacy.report import ScriptRun
 from tapeshift.migrate.legacy.spread import (
     compare_with_spread,

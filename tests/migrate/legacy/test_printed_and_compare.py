@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 from tapeshift.migrate.legacy.printed import parse_printed, printed_numbers
-from tapeshift.migrate.legacy.compare import (
+from tapeshift.migrate.legacy.compare import compare_printed, compare_runs
+from tapeshift.migrate.legacy.values import (
     EXACT,
     TOLERANCES,
-    compare_printed,
-    compare_runs,
     compare_values,
     default_tolerance,
     tolerance_for,
