@@ -736,6 +736,83 @@ def probe_9_after_layers(tf):
     return {"first": first, "dense": _dense_in_graph(tf)["dense"]}
 
 
+# -- 10. TF1 model code as TF2 objects ------------------------------------------------------
+
+_X10 = [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]
+_Y10 = [[1.0, 0.0], [0.0, 1.0]]
+
+
+def probe_10_tf1(tf):
+    """tf.layers.dense (tf-keras' legacy layer) in a v1 graph, 3 Adam steps; a merged summary."""
+    from tf_keras.api._v1.keras.__internal__.legacy import layers
+
+    x, y0 = tf.constant(_X10), tf.constant(_Y10)
+    with tf.compat.v1.variable_scope("net"):
+        h = layers.dense(x, 4, tf.nn.relu, kernel_initializer=tf.compat.v1.constant_initializer(0.3),
+                         name="fc")
+        out = layers.dense(h, 2, kernel_initializer=tf.compat.v1.constant_initializer(-0.2), name="out")
+    loss = tf.reduce_mean(tf.square(out - y0))
+    train = tf.compat.v1.train.AdamOptimizer(0.1).minimize(loss)
+    with tf.compat.v1.name_scope("Layer1"):
+        hist = tf.compat.v1.summary.histogram("W", h)
+        scal = tf.compat.v1.summary.scalar("loss", loss)
+    merged = tf.compat.v1.summary.merge_all()
+    losses = []
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        summary = sess.run(merged)
+        for _ in range(3):
+            losses.append(float(sess.run([train, loss])[1]))
+    import hashlib
+
+    return {"losses": losses, "names": [v.name for v in tf.compat.v1.trainable_variables()],
+            "summary": hashlib.sha256(summary).hexdigest()[:16], "ops": [hist.name, scal.name]}
+
+
+def probe_10_tf2(tf):
+    """The same with tf_keras Dense objects made once, eagerly; Keras 3's variables and v1 optimizers;
+    the v1 summary ops run eagerly and merged with raw_ops.MergeSummary."""
+    import hashlib
+
+    import tf_keras
+
+    x, y0 = tf.constant(_X10), tf.constant(_Y10)
+    fc = tf_keras.layers.Dense(4, tf.nn.relu, kernel_initializer=tf.compat.v1.constant_initializer(0.3),
+                               name="net/fc")
+    out_layer = tf_keras.layers.Dense(2, kernel_initializer=tf.compat.v1.constant_initializer(-0.2),
+                                      name="net/out")
+    made_before_call = len(fc.variables)
+    opt = tf.compat.v1.train.AdamOptimizer(0.1)
+    h = fc(x)
+    first_loss = tf.reduce_mean(tf.square(out_layer(h) - y0))
+    summary = tf.raw_ops.MergeSummary(inputs=[tf.compat.v1.summary.histogram("Layer1/W", h),
+                                              tf.compat.v1.summary.scalar("Layer1/loss", first_loss)])
+    losses = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(out_layer(fc(x)) - y0))
+        variables = [*fc.trainable_variables, *out_layer.trainable_variables]
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        losses.append(float(loss))
+    built = tf_keras.layers.Dense(2, name="net/built")
+    built.build((None, 3))
+    symbolic = tf_keras.layers.Dense(2, name="net/symbolic")
+    symbolic(tf_keras.Input([3]))
+    k3 = tf.keras.layers.Dense(2)
+    k3.build((None, 3))
+    try:
+        tf.compat.v1.train.AdamOptimizer(0.1).apply_gradients([(tf.ones([3, 2]), k3.kernel)])
+        keras3 = "accepted"
+    except Exception as exc:  # noqa: BLE001 - the failure is the fact measured
+        keras3 = _error(exc)
+    return {"losses": losses, "names": [v.name for v in [*fc.variables, *out_layer.variables]],
+            "made_before_call": made_before_call, "made_after_call": len(fc.variables),
+            "built": [v.name for v in built.variables],
+            "symbolic": [v.name for v in symbolic.variables],
+            "keras3_v1_optimizer": keras3,
+            "summary": hashlib.sha256(summary.numpy()).hexdigest()[:16]}
+
+
 @dataclass
 class Probe:
     mode: str                      # "tf1": disable_v2_behavior() first; "tf2": eager
@@ -760,6 +837,7 @@ PROBES: Dict[str, Probe] = {
     "9.late.tf1": Probe("tf1", probe_9_late_env),
     "9.after_keras.tf1": Probe("tf1", probe_9_after_keras),
     "9.after_layers.tf1": Probe("tf1", probe_9_after_layers),
+    "10.tf1": Probe("tf1", probe_10_tf1), "10.tf2": Probe("tf2", probe_10_tf2),
 }
 
 #: environment variables a probe gets only when it asks for them
@@ -1084,6 +1162,36 @@ def judge_9(r) -> List[Row]:
     return rows
 
 
+def judge_10(r) -> List[Row]:
+    g, e = r["10.tf1"], r["10.tf2"]
+    rows = []
+    ok = _close(g["losses"], e["losses"], rtol=1e-5)
+    rows.append(Row(10, "tf.layers.dense in scope 'net' (v1 graph) vs tf_keras Dense(name='net/fc') "
+                        "made once (eager); 3 Adam steps (v1 optimizer)",
+                    f"{_fmt(g['losses'])} vars {g['names']}", f"{_fmt(e['losses'])} vars {e['names']}",
+                    *_verdict(ok and g["names"] == e["names"], "same losses, same variable names")))
+    ok = e["made_before_call"] == 0 and e["made_after_call"] == 2
+    rows.append(Row(10, "a Keras layer's variables before and after its first call", "",
+                    f"{e['made_before_call']} before, {e['made_after_call']} after",
+                    *_verdict(ok, "made at the first call")))
+    ok = e["built"] == ["kernel:0", "bias:0"] and e["symbolic"] == ["net/symbolic/kernel:0",
+                                                                    "net/symbolic/bias:0"]
+    rows.append(Row(10, "tf_keras Dense(name='net/built').build((None, 3)) vs "
+                        "Dense(name='net/symbolic')(tf_keras.Input([3]))", "",
+                    f"build: {e['built']}; symbolic call: {e['symbolic']}",
+                    *_verdict(ok, "build() alone drops the layer's name; a call keeps it")))
+    ok = e["keras3_v1_optimizer"] != "accepted"
+    rows.append(Row(10, "a v1 Adam optimizer given a Keras 3 variable", "", e["keras3_v1_optimizer"],
+                    *_verdict(ok, "refused (tf_keras variables are tf.Variable and accepted)",
+                              "accepted")))
+    ok = g["summary"] == e["summary"]
+    rows.append(Row(10, "merged summary (histogram + scalar under name scope Layer1): sha256 of the "
+                        "bytes", f"{g['summary']} ops {g['ops']}", e["summary"],
+                    *_verdict(ok, "the v1 ops run eagerly and tf.raw_ops.MergeSummary give TF1's "
+                                  "bytes")))
+    return rows
+
+
 @dataclass
 class Section:
     title: str
@@ -1104,6 +1212,7 @@ SECTIONS: Dict[int, Section] = {
     9: Section("tf.layers on TensorFlow >= 2.16 (Keras 3)",
                ["9.tf1", "9.tf2", "9.legacy.tf1", "9.legacy.tf2", "9.late.tf1",
                 "9.after_keras.tf1", "9.after_layers.tf1"], judge_9),
+    10: Section("TF1 model code as TF2 objects", ["10.tf1", "10.tf2"], judge_10),
 }
 
 
