@@ -33,11 +33,15 @@ and writes what it finds as TF2:
   train op dissolves: a Keras batch normalization called with ``training``
   updates its moving statistics itself, at that call.
 
-Only module-level model code (and the ``__main__`` guard) is converted here;
-model functions are left to the feeds rule (``make_template``). Whatever
-cannot be replayed without running the program (a scope named by a computed
-string, layers made in a loop, a regulariser, a collection of other keys) is
-reported (TS125) and the file keeps its compat form.
+Module-level model code and the ``__main__`` guard are read in order; a model
+function at its first module-level call (what it makes becomes module names
+after their TF1 names, the function computes with them); a class's methods
+that run once in the order ``__init__`` calls them, what they make becoming
+attributes of ``self``, and a build method called once per network at each
+call (:mod:`tapeshift.migrate.rules.model_code_classes`). Whatever cannot be
+replayed without running the program (a scope named by a computed string,
+layers made in a loop, a regulariser, a function that makes variables where it
+runs but is never read) is reported (TS125) and the file keeps its compat form.
 """
 
 from __future__ import annotations
