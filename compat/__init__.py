@@ -1,4 +1,4 @@
-"""tapeshift.compat: one gradient API on a TF1 graph, a TF2 tape and tf.function.
+"""tapeshift.compat: one gradient API on a TF1 graph, a TF2 tape, tf.function and tf.distribute.
 
     from tapeshift.compat import cut, split_gradient, clip_by_norm
 
@@ -16,6 +16,7 @@ error that says how to install it.
 from tapeshift.compat.api import GradientFunction, build, gradient, split_gradient, vjp
 from tapeshift.compat.backends import BACKENDS
 from tapeshift.compat.cuts import cut
+from tapeshift.compat.devices import logical_cpus
 from tapeshift.compat.custom_gradients import (
     clip_backward,
     custom_rule,
@@ -27,8 +28,11 @@ from tapeshift.compat.errors import (
     CompatError,
     CutBypassError,
     CutError,
+    DevicesInitializedError,
     LegacyShapeError,
     NonFiniteGradientError,
+    ReplicaMismatchError,
+    ReplicaWarning,
     TensorFlowMissingError,
     TransformError,
     UpstreamGradientError,
@@ -43,10 +47,13 @@ __all__ = [
     "CompatError",
     "CutBypassError",
     "CutError",
+    "DevicesInitializedError",
     "GradientFunction",
     "GradientResult",
     "LegacyShapeError",
     "NonFiniteGradientError",
+    "ReplicaMismatchError",
+    "ReplicaWarning",
     "Stage",
     "TensorFlowMissingError",
     "TransformError",
@@ -61,6 +68,7 @@ __all__ = [
     "gradient",
     "gradient_reversal",
     "guided_relu",
+    "logical_cpus",
     "mask",
     "plot_flow",
     "scale",

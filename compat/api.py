@@ -8,8 +8,14 @@ import numpy as np
 
 from tapeshift.compat import backends
 from tapeshift.compat.errors import CompatError, NonFiniteGradientError, TransformError
+from tapeshift.compat.replicas import (
+    BATCH_REDUCTIONS,
+    REPLICA_CHECKS,
+    REPLICA_TRANSFORMS,
+    ReplicaOptions,
+)
 from tapeshift.compat.result import LEGACY, GradientResult, Stage
-from tapeshift.compat.split import BYPASS_POLICIES, MODES, UNCONNECTED, backprop
+from tapeshift.compat.split import BYPASS_POLICIES, MODES, UNCONNECTED, backprop, check_upstream
 from tapeshift.compat.transforms import as_transform
 
 CHECK_NUMERICS = ("report", "raise")
@@ -21,6 +27,14 @@ class GradientFunction:
     Call it with the model's inputs (and, for a non-scalar target, the upstream
     gradient); get a ``GradientResult`` of numpy values. Parameters start from
     the same numpy values on every backend.
+
+    ``batch_reduction``, ``replica_transforms`` and ``replica_check`` concern the
+    ``mirrored`` backend alone (the others accept and ignore them, so that one
+    test runs on every backend): whether the target is a ``"mean"`` or a
+    ``"sum"`` over the batch; whether a transform sees one device's stage
+    gradient (``"global"``) or each replica's share (``"per_replica"``); and
+    whether a target that differs from one device's raises, warns or passes
+    (``tapeshift.compat.replicas``, docs/distributed.md).
     """
 
     def __init__(
@@ -37,8 +51,14 @@ class GradientFunction:
         check_numerics: str = "report",
         backend: str = "tape",
         target_name: str = "target",
+        batch_reduction: str = "mean",
+        replica_transforms: str = "global",
+        replica_check: str = "raise",
     ):
         _choice("mode", mode, MODES)
+        _choice("batch_reduction", batch_reduction, BATCH_REDUCTIONS)
+        _choice("replica_transforms", replica_transforms, REPLICA_TRANSFORMS)
+        _choice("replica_check", replica_check, REPLICA_CHECKS)
         _choice("bypass", bypass, BYPASS_POLICIES)
         _choice("unconnected_gradients", unconnected_gradients, UNCONNECTED)
         _choice("check_numerics", check_numerics, CHECK_NUMERICS)
@@ -65,6 +85,12 @@ class GradientFunction:
         self.unconnected_gradients = unconnected_gradients
         self.check_numerics = check_numerics
         self.target_name = target_name
+        self.replica_options = ReplicaOptions(batch_reduction, replica_transforms, replica_check)
+        if backend in backends.DISTRIBUTED and mode == "legacy_elementwise":
+            raise CompatError(
+                "mode='legacy_elementwise' reproduces an elementwise product that is not the "
+                f"chain rule, and it does not distribute: backend={backend!r} refuses it. Run "
+                "it on graph, tape or function")
         self._compiled: dict = {}
 
     # -- calling ---------------------------------------------------------
@@ -73,7 +99,7 @@ class GradientFunction:
         up = None if upstream is None else np.asarray(upstream)
         compiled = self._compile(inputs, up, forward_only=False)
         fetched, plan = compiled(inputs, up)
-        return self._result(fetched, plan)
+        return self._result(fetched, plan, compiled)
 
     def value(self, inputs: Mapping[str, Any] | None = None) -> np.ndarray:
         """The target's value alone (a forward run, no gradient)."""
@@ -123,7 +149,12 @@ class GradientFunction:
                None if up_spec is None else (up_spec[0], up_spec[1].str), forward_only)
         if key not in self._compiled:
             program = self._forward_program() if forward_only else self._program(wrt)
-            self._compiled[key] = self._backend.compile(program, self.params, specs, up_spec)
+            if self.backend in backends.DISTRIBUTED:
+                self._compiled[key] = self._backend.compile(
+                    program, self.params, specs, up_spec, probe=self._probe(forward_only),
+                    options=self.replica_options, target_name=self.target_name)
+            else:
+                self._compiled[key] = self._backend.compile(program, self.params, specs, up_spec)
         return self._compiled[key]
 
     def _program(self, wrt):
@@ -151,7 +182,21 @@ class GradientFunction:
 
         return program
 
-    def _result(self, fetched, plan) -> GradientResult:
+    def _probe(self, forward_only):
+        """The forward run on one device whose shapes and target the mirrored backend reads."""
+        cuts = () if forward_only else self.cuts
+
+        def program(tracer, variables, inputs, upstream):
+            fw = tracer(self.model, variables, inputs, {}, cuts)
+            if not forward_only:  # a bad upstream gradient is named with one device's shapes
+                check_upstream(fw.target, upstream, self.target_name)
+            fetches = {"target": fw.target}
+            fetches.update({f"cut/{c.name}": c.output for c in fw.cuts})
+            return fetches, None
+
+        return program
+
+    def _result(self, fetched, plan, compiled=None) -> GradientResult:
         grads = {s: fetched.get(f"grad/{s}") for s in plan.sources}
         stages = tuple(
             Stage(
@@ -176,6 +221,7 @@ class GradientFunction:
                             "product of the legacy idiom, which is not the chain rule")
         if bad:
             notes.append("NaN or Inf in " + ", ".join(bad))
+        notes += getattr(compiled, "notes", [])
         return GradientResult(
             backend=self.backend,
             mode=plan.mode,
@@ -186,6 +232,7 @@ class GradientFunction:
             bypasses=tuple(plan.bypasses),
             nonfinite=tuple(bad),
             notes=tuple(notes),
+            replicas=getattr(compiled, "replicas", 1),
         )
 
 

@@ -31,3 +31,15 @@ class LegacyShapeError(CompatError):
 
 class NonFiniteGradientError(CompatError, FloatingPointError):
     """A stage or a gradient holds NaN or Inf (check_numerics='raise')."""
+
+
+class ReplicaMismatchError(CompatError):
+    """mirrored backend: the target on the replicas is not the target on one device."""
+
+
+class DevicesInitializedError(RuntimeError):
+    """Logical devices asked for after TensorFlow initialised its devices."""
+
+
+class ReplicaWarning(UserWarning):
+    """mirrored backend: a number on the replicas differs from one device's (asked for)."""

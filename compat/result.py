@@ -66,6 +66,7 @@ class GradientResult:
     bypasses: tuple[Bypass, ...] = ()
     nonfinite: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    replicas: int = 1  # how many replicas computed it (the mirrored backend; else 1)
 
     @property
     def legacy(self) -> bool:

@@ -12,6 +12,10 @@ than the next one up (a skip connection, a weight shared across segments) is a
 are found structurally (the pullback is connected, whatever its value) and by
 default added, so split == direct; ``bypass="raise"`` refuses them and
 ``bypass="drop"`` leaves them out, as the legacy chain of ``tf.gradients`` did.
+
+In a replica of the mirrored backend, ``fw.replicas`` gives each replica its
+share of the seed and decides what a transform sees at each cut
+(``tapeshift.compat.replicas``); the rest is the same code.
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ def backprop(
     plan = Plan(mode=kind, target_name=target_name, sources=tuple(fw.sources))
     fetches: dict[str, Any] = {"target": fw.target}
 
+    replicas = fw.replicas
+    if replicas is not None:
+        upstream = replicas.upstream(fw.target, upstream)
     seed = _seed(tf, fw.target, upstream, target_name)
     # terms[name] = [(output index, tensor)] pulled back into a leaf or source
     terms: dict[str, list[tuple[int, Any]]] = {}
@@ -91,11 +98,16 @@ def backprop(
                 raw = _sum(tf, chain + added)
                 if raw is None:  # only bypass terms, and they were dropped
                     raw = tf.zeros_like(cuts[i].output)
-            cot = _apply_transform(tf, transforms.get(name), raw, name)
-            plan.stages.append((name, _transform_name(transforms.get(name))))
+            transform = transforms.get(name)
+            if replicas is None:
+                cot = passed = _apply_transform(tf, transform, raw, name)
+            else:
+                raw, passed, cot = replicas.stage(
+                    name, raw, transform, lambda t, g, n=name: _apply_transform(tf, t, g, n))
+            plan.stages.append((name, _transform_name(transform)))
             fetches[f"stage/{name}/gradient"] = raw
-            if cot is not raw:  # without a transform the two are one tensor: fetch it once
-                fetches[f"stage/{name}/passed"] = cot
+            if passed is not raw:  # without a transform the two are one tensor: fetch it once
+                fetches[f"stage/{name}/passed"] = passed
         seed_i = cot if not (legacy and i < k) else tf.ones_like(fw.outputs[i])
         pulled = fw.pullback(i, seed_i)
         if i < k and all(g is None for g in pulled.values()):
@@ -124,6 +136,12 @@ def backprop(
         added = _note_bypasses(plan, bypass, s, later, names, entry=entry, legacy=legacy)
         fetches[f"grad/{s}"] = _sum(tf, [arrived[0][1]] + added)
     return fetches, plan
+
+
+def check_upstream(target, upstream, target_name: str):
+    """The seed of a backward pass from ``target``; ``UpstreamGradientError`` if
+    ``upstream`` (None for a scalar target) does not fit it."""
+    return _seed(tensorflow(), target, upstream, target_name)
 
 
 def _seed(tf, target, upstream, target_name):

@@ -2,6 +2,13 @@
 
 Each transform is a small callable on tensors with a readable ``name`` (it
 appears in results). Any plain callable ``f(tensor) -> tensor`` works too.
+
+``elementwise`` says whether each element of the result depends on that element
+alone. The mirrored backend (``tapeshift.compat.replicas``) applies an
+elementwise transform to each replica's rows of a stage gradient as they are; a
+norm clip gets the norm of the whole stage gradient (one all-reduce of its
+squared norm, ``ClipByNorm.clip_with``); anything else sees the whole gathered
+gradient. So every transform gives the one-device numbers there.
 """
 
 from __future__ import annotations
@@ -16,12 +23,23 @@ from tapeshift.compat._tf import tensorflow
 class ClipByNorm:
     clip_norm: float
 
+    elementwise = False
+
     @property
     def name(self) -> str:
         return f"clip_by_norm({self.clip_norm:g})"
 
     def __call__(self, g):
         return tensorflow().clip_by_norm(g, self.clip_norm)
+
+    def clip_with(self, g, l2sum):
+        """``tf.clip_by_norm(g)`` when ``g`` is a slice of a tensor whose squared L2
+        norm is ``l2sum``: the same formula as TensorFlow's, with the whole norm."""
+        tf = tensorflow()
+        clip_norm = max(self.clip_norm, 0.0)
+        positive = l2sum > 0
+        l2norm = tf.where(positive, tf.sqrt(tf.where(positive, l2sum, tf.ones_like(l2sum))), l2sum)
+        return g * clip_norm / tf.maximum(l2norm, clip_norm)
 
 
 @dataclass(frozen=True)
@@ -32,6 +50,8 @@ class ClipByValue:
     def __post_init__(self):
         if self.low > self.high:
             raise ValueError(f"clip_by_value: low {self.low} is above high {self.high}")
+
+    elementwise = True
 
     @property
     def name(self) -> str:
@@ -44,6 +64,8 @@ class ClipByValue:
 @dataclass(frozen=True)
 class Scale:
     factor: float
+
+    elementwise = True
 
     @property
     def name(self) -> str:
@@ -59,6 +81,8 @@ class Mask:
 
     mask: Any
 
+    elementwise = False  # a mask may hold one row per example
+
     @property
     def name(self) -> str:
         return "mask"
@@ -71,6 +95,8 @@ class Mask:
 @dataclass(frozen=True, eq=False)
 class Custom:
     fn: Callable[[Any], Any]
+
+    elementwise = False
 
     @property
     def name(self) -> str:

@@ -33,6 +33,8 @@ class Forward:
     sources: Mapping[str, Any]
     cuts: Sequence[CutRecord]
     query: Query
+    # set by the mirrored backend in each replica: a ``tapeshift.compat.replicas.ReplicaSplit``
+    replicas: Any = None
 
     @property
     def outputs(self) -> list:
