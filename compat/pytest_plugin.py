@@ -4,8 +4,11 @@
         r = tf_backend.split_gradient(model, params, inputs, cuts=["h"])
         ...
 
-collects as ``test_my_split[graph]``, ``[tape]`` and ``[function]``.
-``@pytest.mark.tf_backends("graph", "tape")`` restricts a test to some backends.
+collects as ``test_my_split[graph]``, ``[tape]`` and ``[function]``, and
+``[mirrored]`` when TensorFlow sees two devices or more (GPUs, or logical CPUs:
+``pytest --tf-logical-cpus 2`` splits the CPU before any test runs).
+``@pytest.mark.tf_backends("graph", "mirrored")`` restricts a test to some backends
+(``mirrored`` on one device runs one replica).
 An unmodified TF1 model function goes in as a ``TF1Model``, which brings its
 own parameters and takes the gradient with respect to its trainable variables::
 
@@ -13,14 +16,15 @@ own parameters and takes the gradient with respect to its trainable variables::
         tm = TF1Model(net, inputs)          # tapeshift.compat.tf1_model
         r = tf_backend.gradient(tm, inputs=inputs)
 
-The plugin imports TensorFlow only when a test asks for a backend.
+The plugin imports TensorFlow only when a test asks for a backend (or for
+``--tf-logical-cpus``); counting the devices does not initialise them.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tapeshift.compat.backends import BACKENDS
+from tapeshift.compat.backends import ALL, BACKENDS
 
 
 class BackendRunner:
@@ -63,27 +67,51 @@ def _arguments(model, params, options):
     return compat_arguments(model, params, options)
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--tf-logical-cpus", type=int, default=None, metavar="N",
+        help="split TensorFlow's CPU into N logical devices before the tests are collected "
+             "(tapeshift.compat.logical_cpus), so that the mirrored backend has N replicas")
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "tf_backends(*names): run a test that uses the tf_backend fixture only on these "
-        f"backends (of {', '.join(BACKENDS)})",
+        f"backends (of {', '.join(ALL)})",
     )
+    n = config.getoption("--tf-logical-cpus", None)
+    if n is not None:
+        from tapeshift.compat.devices import logical_cpus
+        from tapeshift.compat.errors import DevicesInitializedError
+
+        try:
+            logical_cpus(n)
+        except (DevicesInitializedError, ValueError) as exc:
+            raise pytest.UsageError(f"--tf-logical-cpus {n}: {exc}") from None
+
+
+def default_backends() -> list[str]:
+    """Every backend on one device, and ``mirrored`` when two devices or more are visible."""
+    from tapeshift.compat.devices import visible_count
+
+    return list(BACKENDS) + (["mirrored"] if visible_count() >= 2 else [])
 
 
 def pytest_generate_tests(metafunc):
     if "tf_backend" not in metafunc.fixturenames:
         return
-    names = list(BACKENDS)
     marker = metafunc.definition.get_closest_marker("tf_backends")
     if marker is not None:
-        unknown = [n for n in marker.args if n not in BACKENDS]
+        unknown = [n for n in marker.args if n not in ALL]
         if unknown or not marker.args:
             raise pytest.UsageError(
                 f"{metafunc.definition.nodeid}: tf_backends({', '.join(map(repr, marker.args))}): "
-                f"choose among {', '.join(BACKENDS)}"
+                f"choose among {', '.join(ALL)}"
             )
         names = list(marker.args)
+    else:
+        names = default_backends()
     metafunc.parametrize("tf_backend", names, ids=names, indirect=True)
 
 
