@@ -7,6 +7,10 @@ every new name in TF2 ``tf``):
 * :data:`RENAMES`: a pure rename, ``tf.log(x)`` -> ``tf.math.log(x)``.
 * :data:`CASTS`: ``tf.to_float(x)`` -> ``tf.cast(x, tf.float32)``.
 
+:data:`KEYWORDS` renames the keyword arguments of a renamed function whose
+parameters changed names (``tf.gfile.Exists(filename=p)`` ->
+``tf.io.gfile.exists(path=p)``).
+
 A name reached through ``from tensorflow import log`` is rewritten to
 ``tf.math.log`` (the import is removed when unused). A ``to_float`` that is not
 called (passed as a function) cannot be rewritten; it is reported (TS109).
@@ -14,7 +18,7 @@ called (passed as a function) cannot be rewritten; it is reported (TS109).
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -80,6 +84,68 @@ RENAMES: Dict[str, str] = {
     "tensorflow.space_to_depth": "tensorflow.nn.space_to_depth",
     "tensorflow.depth_to_space": "tensorflow.nn.depth_to_space",
     "tensorflow.reverse_v2": "tensorflow.reverse",
+    # tf.gfile's functions call their tf.io.gfile namesakes (FastGFile and Open
+    # are GFile); only the parameter names changed: KEYWORDS below
+    "tensorflow.gfile.GFile": "tensorflow.io.gfile.GFile",
+    "tensorflow.gfile.FastGFile": "tensorflow.io.gfile.GFile",
+    "tensorflow.gfile.Open": "tensorflow.io.gfile.GFile",
+    "tensorflow.gfile.Exists": "tensorflow.io.gfile.exists",
+    "tensorflow.gfile.Glob": "tensorflow.io.gfile.glob",
+    "tensorflow.gfile.IsDirectory": "tensorflow.io.gfile.isdir",
+    "tensorflow.gfile.ListDirectory": "tensorflow.io.gfile.listdir",
+    "tensorflow.gfile.MakeDirs": "tensorflow.io.gfile.makedirs",
+    "tensorflow.gfile.MkDir": "tensorflow.io.gfile.mkdir",
+    "tensorflow.gfile.Remove": "tensorflow.io.gfile.remove",
+    "tensorflow.gfile.DeleteRecursively": "tensorflow.io.gfile.rmtree",
+    "tensorflow.gfile.Rename": "tensorflow.io.gfile.rename",
+    "tensorflow.gfile.Copy": "tensorflow.io.gfile.copy",
+    "tensorflow.gfile.Stat": "tensorflow.io.gfile.stat",
+    "tensorflow.gfile.Walk": "tensorflow.io.gfile.walk",
+}
+
+#: old full name -> {old parameter: new parameter}, for renamed functions whose
+#: parameters were renamed too (``tf.gfile.Exists(filename=p)`` ->
+#: ``tf.io.gfile.exists(path=p)``; deprecated aliases such as ``keep_dims`` included).
+KEYWORDS: Dict[str, Dict[str, str]] = {
+    **{f"tensorflow.gfile.{name}": {"filename": "path"}
+       for name in ("Exists", "Remove", "Stat")},
+    "tensorflow.gfile.Glob": {"filename": "pattern"},
+    **{f"tensorflow.gfile.{name}": {"dirname": "path"}
+       for name in ("IsDirectory", "ListDirectory", "MakeDirs", "MkDir", "DeleteRecursively")},
+    "tensorflow.gfile.Rename": {"oldname": "src", "newname": "dst"},
+    "tensorflow.gfile.Copy": {"oldpath": "src", "newpath": "dst"},
+    "tensorflow.gfile.Walk": {"in_order": "topdown"},
+    "tensorflow.count_nonzero": {"input_tensor": "input", "reduction_indices": "axis",
+                                 "keep_dims": "keepdims"},
+    "tensorflow.extract_image_patches": {"ksizes": "sizes"},
+    "tensorflow.multinomial": {"output_dtype": "dtype"},
+    "tensorflow.nn.softmax_cross_entropy_with_logits_v2": {"dim": "axis"},
+}
+
+#: old full name -> (the old function's parameters, the new one's), for renamed
+#: functions whose parameters moved: from the first positional argument whose
+#: position changed, a call passes its arguments by the new names
+#: (``tf.random_poisson(lam, shape)`` -> ``tf.random.poisson(lam=lam, shape=shape)``;
+#: ``tf.multinomial(logits, n, seed)``'s third is ``seed``, ``categorical``'s ``dtype``).
+PARAMETERS: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {
+    "tensorflow.random_poisson": (("lam", "shape", "dtype", "seed", "name"),
+                                  ("shape", "lam", "dtype", "seed", "name")),
+    "tensorflow.multinomial": (("logits", "num_samples", "seed", "name", "output_dtype"),
+                               ("logits", "num_samples", "dtype", "seed", "name")),
+    "tensorflow.depth_to_space": (("input", "block_size", "name", "data_format"),
+                                  ("input", "block_size", "data_format", "name")),
+    "tensorflow.space_to_depth": (("input", "block_size", "name", "data_format"),
+                                  ("input", "block_size", "data_format", "name")),
+    "tensorflow.count_nonzero": (("input_tensor", "axis", "keepdims", "dtype", "name",
+                                  "reduction_indices", "keep_dims", "input"),
+                                 ("input", "axis", "keepdims", "dtype", "name")),
+    "tensorflow.extract_image_patches": (("images", "ksizes", "strides", "rates", "padding",
+                                          "name", "sizes"),
+                                         ("images", "sizes", "strides", "rates", "padding",
+                                          "name")),
+    "tensorflow.nn.softmax_cross_entropy_with_logits_v2": (("labels", "logits", "axis", "name",
+                                                            "dim"),
+                                                           ("labels", "logits", "axis", "name")),
 }
 
 #: old full name -> TF2 dtype name, for ``tf.cast(x, tf.<dtype>)``.
@@ -355,6 +421,8 @@ class RenameTF1Names(TapeshiftCodemod):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         old = self._old(original_node.func)
+        if old in KEYWORDS or old in PARAMETERS:
+            return self._arguments(old, original_node, updated_node)
         if old is None or old not in CASTS:
             return updated_node
         if not updated_node.args or updated_node.args[0].keyword is not None:
@@ -369,6 +437,36 @@ class RenameTF1Names(TapeshiftCodemod):
         return updated_node.with_changes(func=cast, args=[
             a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i < len(args) - 1 else a
             for i, a in enumerate(args)])
+
+    def _arguments(self, old: str, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        """The arguments of a renamed call under the new function's parameters."""
+        renamed = KEYWORDS.get(old, {})
+        old_params, new_params = PARAMETERS.get(old, ((), ()))
+        args, by_name = [], False
+        for i, arg in enumerate(updated_node.args):
+            if arg.star:
+                if old in PARAMETERS:
+                    self.report(TS109.code, original_node, f"{code_of(original_node.func)} with "
+                                f"*args or **kwargs: its parameters moved in {_short(RENAMES[old])}; "
+                                "pass them by name")
+                args.append(arg)
+                continue
+            if arg.keyword is not None:
+                name = arg.keyword.value
+                args.append(arg.with_changes(keyword=cst.Name(renamed.get(name, name))))
+                continue
+            if old_params:
+                name = renamed.get(old_params[i], old_params[i]) if i < len(old_params) else ""
+                by_name = by_name or i >= len(new_params) or new_params[i] != name
+                if by_name:
+                    arg = arg.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""),
+                        whitespace_after=cst.SimpleWhitespace("")))
+            args.append(arg)
+        if args != list(updated_node.args):
+            self.record_change(original_node, f"the arguments of {_short(old)} passed as "
+                               f"{_short(RENAMES[old])} takes them")
+        return updated_node.with_changes(args=args)
 
     def _rename(self, original_node, updated_node):
         old = self._old(original_node)

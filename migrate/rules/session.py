@@ -317,9 +317,10 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 isinstance(a, cst.Arg) and a.keyword is not None
                 and a.keyword.value == "initializer" for a in stack)
             if not in_init:
-                self.report(TS108.code, call, "a random op outside a variable initialiser draws new "
-                            "values at every sess.run, but once in eager code")
-                blocked = True
+                if has_session or evals:  # else nothing runs it again: one draw in both
+                    self.report(TS108.code, call, "a random op outside a variable initialiser "
+                                "draws new values at every sess.run, but once in eager code")
+                    blocked = True
             elif seeded:
                 continue  # reported once, at the seed, below
             else:

@@ -1,7 +1,11 @@
 """RenameTF1Names: TF1 op names that moved get their TF2 names."""
 
+from textwrap import dedent
+
+import pytest
 from libcst.codemod import CodemodTest
 
+from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.rules.renames import RenameTF1Names
 
 
@@ -34,6 +38,77 @@ class TestRenames(CodemodTest):
             z = tf.random.normal([2], seed=1) + tf.cast(n, tf.int32, name="n")
         """
         self.assertCodemod(before, after)
+
+    def test_gfile_functions_and_their_keywords(self) -> None:
+        before = """
+            import tensorflow as tf
+            if not tf.gfile.Exists(filename=log_dir):
+                tf.gfile.MakeDirs(log_dir)
+            for path in tf.gfile.Glob(filename=pattern):
+                tf.gfile.Copy(path, backup, overwrite=True)
+            with tf.gfile.FastGFile(path, "rb") as f:
+                data = f.read()
+            for top, dirs, files in tf.gfile.Walk(log_dir, in_order=False):
+                pass
+            exists = tf.gfile.Exists   # uncalled: renamed, no keywords to change
+        """
+        after = """
+            import tensorflow as tf
+            if not tf.io.gfile.exists(path=log_dir):
+                tf.io.gfile.makedirs(log_dir)
+            for path in tf.io.gfile.glob(pattern=pattern):
+                tf.io.gfile.copy(path, backup, overwrite=True)
+            with tf.io.gfile.GFile(path, "rb") as f:
+                data = f.read()
+            for top, dirs, files in tf.io.gfile.walk(log_dir, topdown=False):
+                pass
+            exists = tf.io.gfile.exists   # uncalled: renamed, no keywords to change
+        """
+        self.assertCodemod(before, after)
+
+    def test_gfile_through_compat_v1_import(self) -> None:
+        before = """
+            import tensorflow.compat.v1 as tf
+            tf.gfile.Rename(oldname=a, newname=b)
+        """
+        after = """
+            import tensorflow.compat.v1 as tf
+            tf.io.gfile.rename(src=a, dst=b)
+        """
+        self.assertCodemod(before, after)
+
+    def test_moved_parameters_are_passed_by_name(self) -> None:
+        before = """
+            import tensorflow as tf
+            a = tf.random_poisson(3.0, [2], tf.float32, 7)
+            b = tf.multinomial(logits, 4, 1, "draw")
+            c = tf.depth_to_space(x, 2, "d2s", "NHWC")
+            d = tf.count_nonzero(x, 1, keep_dims=True)
+            e = tf.count_nonzero(input_tensor=x, reduction_indices=[0])
+        """
+        after = """
+            import tensorflow as tf
+            a = tf.random.poisson(lam=3.0, shape=[2], dtype=tf.float32, seed=7)
+            b = tf.random.categorical(logits, 4, seed=1, name="draw")
+            c = tf.nn.depth_to_space(x, 2, name="d2s", data_format="NHWC")
+            d = tf.math.count_nonzero(x, 1, keepdims=True)
+            e = tf.math.count_nonzero(input=x, axis=[0])
+        """
+        self.assertCodemod(before, after)
+
+    def test_moved_parameters_with_star_args_are_reported(self) -> None:
+        before = """
+            import tensorflow as tf
+            a = tf.random_poisson(*args)
+        """
+        after = """
+            import tensorflow as tf
+            a = tf.random.poisson(*args)
+        """
+        self.assertCodemod(before, after)
+        result = migrate_source(dedent(before).lstrip(), "s.py")
+        assert result.mode == "compat"
+        assert [(f.code, f.line) for f in result.findings if f.code == "TS109"] == [("TS109", 2)]
 
     def test_alias_T_and_compat_spelling(self) -> None:
         before = """
@@ -177,3 +252,37 @@ class TestAuditedRenames(CodemodTest):
             q = tf.FIFOQueue(3, tf.float32)
         """
         self.assertCodemod(before, before)
+
+
+MOVED = """
+import tensorflow as tf
+tf.random.set_seed(5)
+x = tf.reshape(tf.range(32.0), [1, 2, 2, 8])
+values = [
+    tf.random_poisson(3.0, [4], tf.float32, 7),
+    tf.multinomial(tf.math.log([[0.2, 0.3, 0.5]]), 6, 11, "draw"),
+    tf.depth_to_space(x, 2, "d2s", "NHWC"),
+    tf.space_to_depth(tf.depth_to_space(x, 2), 2, "s2d", "NHWC"),
+    tf.count_nonzero(x > 9.0, 3, keep_dims=True),
+    tf.count_nonzero(input_tensor=x > 3.0, reduction_indices=[0, 3]),
+    tf.extract_image_patches(x, ksizes=[1, 2, 2, 1], strides=[1, 1, 1, 1],
+                             rates=[1, 1, 1, 1], padding="VALID"),
+]
+"""
+
+
+@pytest.mark.tf
+def test_moved_parameters_compute_what_tf1_computed():
+    """The TF1 calls (tf.compat.v1, eagerly) and their rewrites give the same values."""
+    tf = pytest.importorskip("tensorflow")
+    np = pytest.importorskip("numpy")
+    result = migrate_source(MOVED, "moved.py")
+    assert result.mode == "tape" and "tf.random.poisson(lam=3.0" in result.output
+    legacy, new = {"tf": tf.compat.v1}, {}
+    exec(compile(MOVED.replace("import tensorflow as tf\ntf.random.set_seed",
+                               "tf.random.set_random_seed"), "legacy", "exec"), legacy)
+    exec(compile(result.output, "new", "exec"), new)
+    assert len(legacy["values"]) == len(new["values"]) == 7
+    for old, migrated in zip(legacy["values"], new["values"]):
+        assert old.dtype == migrated.dtype
+        np.testing.assert_array_equal(old.numpy(), migrated.numpy())

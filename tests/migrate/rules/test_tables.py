@@ -13,7 +13,9 @@ pytestmark = pytest.mark.tf
 tf = pytest.importorskip("tensorflow")
 
 from tapeshift.migrate.rules.compat_v1_imports import BEHAVIOUR_SWITCHES  # noqa: E402
-from tapeshift.migrate.rules.renames import CASTS, RENAMES  # noqa: E402
+import inspect  # noqa: E402
+
+from tapeshift.migrate.rules.renames import CASTS, KEYWORDS, PARAMETERS, RENAMES  # noqa: E402
 from tapeshift.migrate.rules.session import INITIALIZERS, PLACEHOLDERS, SESSIONS  # noqa: E402
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY  # noqa: E402
 
@@ -38,6 +40,41 @@ def test_rename_old_name_exists_in_compat_v1(old):
 @pytest.mark.parametrize("old", sorted(RENAMES))
 def test_rename_new_name_exists_in_tf2(old):
     _resolve(tf, _short(RENAMES[old]))
+
+
+def _signature(root, dotted):
+    try:
+        return inspect.signature(_resolve(root, dotted))
+    except (TypeError, ValueError):
+        return None  # a constant (tf.VERSION, tf.logging.INFO)
+
+
+CALLABLE_RENAMES = sorted(old for old in RENAMES if callable(_resolve(tf.compat.v1, _short(old))))
+
+
+def test_renames_without_a_signature_are_constants():
+    assert [old for old in CALLABLE_RENAMES if _signature(tf.compat.v1, _short(old)) is None] == []
+
+
+@pytest.mark.parametrize("old", CALLABLE_RENAMES)
+def test_renamed_call_passes_its_arguments_to_the_right_parameters(old):
+    """Every old parameter has a new namesake (KEYWORDS); where positions moved,
+    PARAMETERS holds both orders, so the rule passes those arguments by name."""
+    before = list(_signature(tf.compat.v1, _short(old)).parameters)
+    after = _signature(tf, _short(RENAMES[old])).parameters
+    renamed = KEYWORDS.get(old, {})
+    assert [renamed.get(p, p) for p in before if renamed.get(p, p) not in after] == []
+    positions_moved = [renamed.get(p, p) for p in before] != list(after)[:len(before)]
+    if positions_moved:
+        assert PARAMETERS.get(old) == (tuple(before), tuple(after)), old
+    else:
+        assert old not in PARAMETERS
+        for p in list(after)[len(before):]:
+            assert after[p].default is not inspect.Parameter.empty, p
+
+
+def test_keyword_renames_are_for_renamed_names():
+    assert set(KEYWORDS) <= set(RENAMES) and set(PARAMETERS) <= set(RENAMES)
 
 
 @pytest.mark.parametrize("old", sorted(CASTS))
