@@ -15,6 +15,11 @@ Writes happen in this process, one file at a time, atomically.
 The report (each change, each finding, a summary) goes to ``--report FILE``
 or, without it, to stderr; ``--format json`` makes it JSON.
 
+``--shard K/N`` processes shard K of N of the files found (by a hash of each
+path relative to the root it was found under; ``tapeshift.migrate.fileio.files.Shard``),
+so that N jobs, each with its own cache, together do what one run does; the
+report says which shard ran and how many files were in it.
+
 Exit codes: 0 success (nothing to change, or changes shown/written); 1
 ``--check`` found files that would change; 2 usage error, or a path that could
 not be read or parsed (the other files are still processed).
@@ -36,7 +41,7 @@ from tapeshift.migrate.engine.exit_codes import ExitCode
 from tapeshift.migrate.engine.findings import Severity
 from tapeshift.migrate.fileio.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from tapeshift.migrate.checks import add_fix_argument, requested_fixes
-from tapeshift.migrate.fileio.files import DEFAULT_SUFFIXES, atomic_write, discover
+from tapeshift.migrate.fileio.files import DEFAULT_SUFFIXES, Shard, atomic_write, discover
 from tapeshift.migrate.engine.pipeline import MODES, MigrationResult
 from tapeshift.migrate.engine.python_syntax import parse
 from tapeshift.migrate.engine.batch import Progress, migrate_files, write_output
@@ -69,6 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the chain-rule mistake is kept as written and reported")
     for option in registry.options():  # the rules' opt-in behaviours
         parser.add_argument(option.flag, action="store_true", dest=option.name, help=option.help)
+    parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                        help="only shard K of N (1 <= K <= N) of the files found, chosen by a "
+                             "stable hash of each path relative to its root: N jobs with "
+                             "--shard 1/N ... N/N together migrate what one run does")
     parser.add_argument("--verify", action="store_true",
                         help="run each changed file that runs as a script before and after "
                              "(tapeshift verify) and add the outcome to the report; "
@@ -102,6 +111,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "against their spread)")
 
 
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _seed(text: str) -> int:
     from tapeshift.migrate.legacy.verify import seed_value  # loaded only when --seed is given
 
@@ -132,8 +148,13 @@ def _summary(results: List[MigrationResult], errors: List[str]) -> dict:
     }
 
 
+def _shard_line(shard: dict) -> str:
+    return (f"shard {shard['shard']}: {shard['files']} of the {shard['of']} file(s) found "
+            f"(the other shards have the rest)")
+
+
 def format_text(results: List[MigrationResult], errors: List[str],
-                verified: Optional[dict] = None) -> str:
+                verified: Optional[dict] = None, shard: Optional[dict] = None) -> str:
     verified = verified or {}
     lines: List[str] = []
     for r in results:
@@ -148,6 +169,8 @@ def format_text(results: List[MigrationResult], errors: List[str],
             lines.append(f"  {f.location()}: {f.code} {f.severity.value} [{f.name}] {f.message}")
     for e in errors:
         lines.append(f"error: {e}")
+    if shard:
+        lines.append(_shard_line(shard))
     s = _summary(results, errors)
     fixes = f", {s['fixed']} fixes only" if s["fixed"] else ""
     lines.append(
@@ -158,9 +181,10 @@ def format_text(results: List[MigrationResult], errors: List[str],
 
 
 def format_json(results: List[MigrationResult], errors: List[str],
-                verified: Optional[dict] = None) -> str:
+                verified: Optional[dict] = None, shard: Optional[dict] = None) -> str:
     verified = verified or {}
-    doc = {
+    doc: dict = {"shard": shard} if shard else {}
+    doc |= {
         "files": [
             {"path": r.path, "mode": r.mode, "changed": r.changed,
              "changes": [c.to_dict() for c in r.changes],
@@ -239,6 +263,13 @@ def run(args: argparse.Namespace) -> int:
     found = discover(args.paths, args.include, args.exclude, skip=skip,
                      suffixes=None if out_dir is not None else DEFAULT_SUFFIXES)
     errors = list(found.errors)
+    shard = None
+    if args.shard is not None:  # every file, copied ones too, is in exactly one shard
+        total = sum(1 for f, _ in found.files if f.suffix in DEFAULT_SUFFIXES)
+        found.files = args.shard.select(found.files)
+        shard = {"shard": str(args.shard), "index": args.shard.index, "count": args.shard.count,
+                 "files": sum(1 for f, _ in found.files if f.suffix in DEFAULT_SUFFIXES),
+                 "of": total}
     migratable = [(f, r) for f, r in found.files if f.suffix in DEFAULT_SUFFIXES]
     if out_dir is not None:  # everything else in the tree is copied as it is
         for f, rel in found.files:
@@ -275,7 +306,8 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(_diff(r))
 
     verified = _verify(results, args) if args.verify else {}
-    report = (format_json if args.format == "json" else format_text)(results, errors, verified)
+    report = (format_json if args.format == "json" else format_text)(results, errors, verified,
+                                                                     shard)
     if args.report:
         # what stopped a file from being processed is also said on stderr
         for r in results:

@@ -5,6 +5,10 @@ should process, with include/exclude globs and ``.gitignore`` rules applied,
 never following a symbolic link (a linked file or directory is skipped and
 reported; its target, when it lies in the tree, is processed on its own).
 
+Sharding (:class:`Shard`): a deterministic 1/N share of the files found, by a
+SHA-256 of each file's path relative to the root it was found under, so that N
+CI jobs each migrate their share and the shards together are one run.
+
 Writing (:func:`atomic_write_bytes`, :func:`atomic_write`): a temporary file in
 the target's directory, fsynced, given the old file's mode, then renamed over
 the target. Ctrl-C during a write is held back until the rename is done (or
@@ -28,6 +32,7 @@ same); an invalid ``--include``/``--exclude`` glob is an error.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import signal
@@ -391,6 +396,52 @@ def _link_reason(link: Path, root: Path) -> str:
     if _inside(target, root):
         return "symbolic link inside the tree: not followed (its target is processed itself)"
     return f"symbolic link out of the tree (to {target}): not followed"
+
+
+# --------------------------------------------------------------------------
+# shards
+# --------------------------------------------------------------------------
+def shard_of(rel: Path, count: int) -> int:
+    """The shard (0 to ``count - 1``) of a file whose path relative to its root is ``rel``.
+
+    A SHA-256 of the path's POSIX spelling, not Python's ``hash()`` (salted per
+    process): the same file lands in the same shard on every machine, Python
+    version and operating system, whatever else the tree holds.
+    """
+    data = rel.as_posix().encode("utf-8", "surrogateescape")
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big") % count
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (``--shard K/N``: K from 1 to N)."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Shard":
+        """``"K/N"``; ``ValueError`` saying what is wrong otherwise."""
+        k, slash, n = text.partition("/")
+        if not slash or not k.strip().isdigit() or not n.strip().isdigit():
+            raise ValueError(f"expected K/N with whole numbers, as 1/4, got {text!r}")
+        shard = cls(int(k), int(n))
+        if shard.count < 1:
+            raise ValueError(f"N must be 1 or more, got {text!r}")
+        if not 1 <= shard.index <= shard.count:
+            raise ValueError(f"K must be between 1 and N (1/{shard.count} to "
+                             f"{shard.count}/{shard.count}), got {text!r}")
+        return shard
+
+    def holds(self, rel: Path) -> bool:
+        return shard_of(rel, self.count) == self.index - 1
+
+    def select(self, files: Sequence[Tuple[Path, Path]]) -> List[Tuple[Path, Path]]:
+        """The (file, relative path) pairs of :func:`discover` in this shard, in order."""
+        return [(f, rel) for f, rel in files if self.holds(rel)]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
 
 
 # --------------------------------------------------------------------------
