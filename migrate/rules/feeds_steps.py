@@ -185,15 +185,23 @@ class StepFunctions:
 
         out: List[cst.CSTNode] = []
         gap = False  # a removed statement's blank line goes to the next one kept
+        comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
         for i in range(start):
             if i in hoisted:
                 out.append(hoisted[i])
             if i in self._graph or self._placeholder_stmt(i):
                 gap = gap or any(ln.comment is None for ln in body[i].leading_lines)
+                if self._placeholder_stmt(i) and i not in self._graph:
+                    comments += [ln for ln in body[i].leading_lines if ln.comment is not None]
                 continue
             stmt = body[i]
             if gap and out and not stmt.leading_lines:
                 stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            if comments:
+                lines = list(stmt.leading_lines)
+                at = next((k for k, ln in enumerate(lines) if ln.comment is not None), len(lines))
+                stmt = stmt.with_changes(leading_lines=lines[:at] + comments + lines[at:])
+                comments = []
             gap = False
             out.append(stmt)
             if i in self._builds:
