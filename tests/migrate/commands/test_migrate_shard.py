@@ -2,6 +2,7 @@
 are disjoint and together give one run's output, byte for byte, and its findings."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,34 @@ def test_shard_of_is_a_stable_hash_of_the_relative_path():
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout for seed in ("1", "2")}
     assert seen == {"[0, 0, 3, 2, 2, 4, 2, 3, 2, 4, 2, 0]\n"}  # not Python's salted hash()
+
+
+def test_the_ci_matrix_of_docs_distributed_md_writes_one_runs_tree(tmp_path, monkeypatch):
+    import shlex
+
+    import yaml
+
+    doc = (ROOT / "docs" / "distributed.md").read_text()
+    (flow,) = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "--shard" in b]
+    job = flow["jobs"]["migrate"]
+    (command,) = [s["run"] for s in job["steps"] if "--shard" in s.get("run", "")]
+    tree = tmp_path / "src"
+    make_tree(tree)
+    (tree / "broken.py").unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(["migrate", "--out", "one-run", "--no-cache", "--jobs", "1", "src/"]) == 0
+    union = {}
+    for k in job["strategy"]["matrix"]["shard"]:  # each job in a workspace of its own
+        workspace = tmp_path / f"job{k}"
+        workspace.mkdir()
+        (workspace / "src").symlink_to(tree, target_is_directory=True)
+        monkeypatch.chdir(workspace)
+        argv = shlex.split(command.replace("${{ matrix.shard }}", str(k)))
+        assert argv[:2] == ["tapeshift", "migrate"]
+        assert main(argv[1:] + ["--jobs", "1"]) == 0  # in this process: no worker start-up
+        report = json.loads((workspace / f"report-{k}.json").read_text())
+        assert report["shard"]["shard"] == f"{k}/{len(job['strategy']['matrix']['shard'])}"
+        part = files_of(workspace / "migrated")
+        assert not set(part) & set(union)
+        union.update(part)
+    assert union == files_of(tmp_path / "one-run")
