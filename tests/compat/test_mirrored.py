@@ -13,6 +13,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -81,34 +82,44 @@ def _free_ports(n):
             s.close()
 
 
-@pytest.mark.slow
-def test_multi_worker_mirrored_across_two_local_processes_equals_graph(tmp_path):
+def _run_workers(tmp_path):
+    """Two workers on fresh free ports: (ports, [(exit code, output)]). One deadline for
+    both; a worker that fails gets its peer killed (it would wait for it)."""
     ports = _free_ports(2)
     cluster = {"worker": [f"localhost:{p}" for p in ports]}
-    workers = []
+    workers, logs = [], [tmp_path / f"worker{i}.log" for i in range(2)]
     for index in range(2):
         config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
-        workers.append(subprocess.Popen(
-            [sys.executable, str(HERE / "worker.py"), str(tmp_path / f"worker{index}.npz")],
-            cwd=tmp_path, env=_env(TF_CONFIG=config), stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True))
-    outputs = []
+        with open(logs[index], "w") as log:  # a file, not a pipe: nothing blocks on output
+            workers.append(subprocess.Popen(
+                [sys.executable, str(HERE / "worker.py"), str(tmp_path / f"worker{index}.npz")],
+                cwd=tmp_path, env=_env(TF_CONFIG=config), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL))
+    deadline = time.monotonic() + CHILD_TIMEOUT
     try:
-        for w in workers:  # one deadline for both: a worker waiting for a dead peer is killed
-            outputs.append(w.communicate(timeout=CHILD_TIMEOUT)[0])
-    except subprocess.TimeoutExpired:
-        for w in workers:
-            w.kill()
-        logs = [w.communicate()[0] for w in workers]
-        pytest.fail(f"the workers took over {CHILD_TIMEOUT} s (ports {ports}):\n"
-                    + "\n---\n".join(log[-3000:] for log in logs))
+        while any(w.poll() is None for w in workers):
+            if time.monotonic() > deadline or any(w.poll() for w in workers):
+                break
+            time.sleep(0.2)
     finally:
         for w in workers:
             if w.poll() is None:
                 w.kill()
-                w.wait()
-    for index, (w, log) in enumerate(zip(workers, outputs)):
-        assert w.returncode == 0, f"worker {index} failed (ports {ports}):\n{log[-4000:]}"
+            w.wait()
+    outputs = [log.read_text(errors="replace") for log in logs]
+    if time.monotonic() > deadline:
+        pytest.fail(f"the workers took over {CHILD_TIMEOUT} s (ports {ports}):\n"
+                    + "\n---\n".join(out[-3000:] for out in outputs))
+    return ports, [(w.returncode, out) for w, out in zip(workers, outputs)]
+
+
+@pytest.mark.slow
+def test_multi_worker_mirrored_across_two_local_processes_equals_graph(tmp_path):
+    ports, done = _run_workers(tmp_path)
+    if any(code and re.search(r"(?i)address already in use", log) for code, log in done):
+        ports, done = _run_workers(tmp_path)  # a port was taken between choosing and binding
+    for index, (code, log) in enumerate(done):
+        assert code == 0, f"worker {index} failed (ports {ports}):\n{log[-4000:]}"
 
     first, second = (np.load(tmp_path / f"worker{i}.npz") for i in range(2))
     mirrored = [k for k in first.files if "/mirrored/" in k and not k.endswith("/replicas")]
@@ -172,3 +183,19 @@ def test_a_bad_upstream_gradient_is_named_with_one_devices_shapes():
     with pytest.raises(UpstreamGradientError, match=r"has shape \(3, 4\), but the target has shape \(6, 4\)"):
         gradient(per_example, PARAMS, INPUTS, backend="mirrored",
                  upstream=np.ones((3, 4), np.float32))
+
+
+def test_plugin_option_too_late_is_a_usage_error_that_says_why():
+    from tapeshift.compat.pytest_plugin import pytest_configure
+
+    class Config:
+        def addinivalue_line(self, *_):
+            pass
+
+        def getoption(self, name, default=None):
+            return 2 if name == "--tf-logical-cpus" else default
+
+    tf.constant(1.0)
+    with pytest.raises(pytest.UsageError, match=r"--tf-logical-cpus 2: logical_cpus\(2\): "
+                       r"TensorFlow has already initialised its devices"):
+        pytest_configure(Config())
