@@ -42,15 +42,15 @@ class _LoadsAndStores(cst.CSTVisitor):
                 self._target(el.value)
         elif isinstance(node, cst.StarredElement):
             self._target(node.value)
-        elif self._own(node) is not None:
-            self.stores.add(self._own(node))
+        elif (own := self._own(node)) is not None:
+            self.stores.add(own)
         elif isinstance(node, (cst.Subscript, cst.Attribute)):
             node.visit(self)  # loads of the base and the index
-            base = node
+            base: cst.BaseExpression = node
             while isinstance(base, (cst.Subscript, cst.Attribute)) and self._own(base) is None:
                 base = base.value
-            if self._own(base) is not None:
-                self.stores.add(self._own(base))
+            if (own := self._own(base)) is not None:
+                self.stores.add(own)
             elif isinstance(base, cst.Name):
                 self.stores.add(base.value)
         else:
