@@ -11,11 +11,23 @@ initialisers and dropout all call) by their stateless counterparts, with a key
   ``tf_keras.layers.*`` in the new run go through) has ``k = name_key(name, i)``:
   the weight's full variable name (``Net/l1/kernel``) and the index of the
   draw within that weight's initial value;
+* a draw made inside a Keras layer's call (``__call__`` of tf_keras' ``Layer``:
+  ``tf.layers.dropout``, ``tf_keras.layers.Dropout``, ``GaussianNoise``...) has
+  ``k = layer_key(name, i, c)``: the layer's full name (a ``tf.layers`` layer's
+  variable scope, ``scope/dropout``; else ``layer.name``), the index ``i`` of
+  the draw within the call and ``c``, how many times that draw has *run*
+  before. In a TF1 graph ``c`` comes from a stateful ``py_func`` counter that
+  feeds the key, so it counts only when the op runs (not in an untaken
+  ``tf.cond`` branch); eagerly and in a ``tf.function`` of a TF2 program it is
+  an int64 variable per draw, incremented where the draw runs;
 * every other draw has ``k = n``, the count of such draws before it: in a TF1
   graph (the legacy run, or a new run in graph mode) the n-th random op
   *created*; eagerly and inside a ``tf.function`` of a TF2 program, the n-th
   draw *run* (inside a function the count is a variable the function
   increments as it runs, so each call draws new numbers, in program order).
+
+The three kinds of ``k`` never meet: order counts are in ``[0, 2**62)``, weight
+name keys in ``[2**62, 2**63)``, layer keys in ``[-2**63, 0)`` (:func:`layer_key`).
 
 The stateless op gives ``[0, 1)`` uniforms, standard normals... and the
 unchanged TensorFlow code around the wrapper scales them, so the values are
@@ -31,10 +43,14 @@ samplers, ``sample_distorted_bounding_box``, fractional pooling, tf.data's
 shuffle (:data:`~tapeshift.migrate.legacy.align_ops.UNALIGNED`); stateless ops
 the script (or Keras 3) calls itself are left as they are and counted.
 
-A random op in a TF1 graph becomes stateless with its key fixed when it was
-created, so each time a session runs it, it draws the same numbers; the record
-says which ran in more than one ``Session.run``, which sit in a ``while_loop``
-and which were created in function graphs, and the report compares the counts.
+A random op of a TF1 graph outside a layer's call becomes stateless with its
+key fixed when it was created, so each time a session runs it, it draws the
+same numbers, while the TF2 program draws new ones at each step: that cannot be
+matched draw for draw (the legacy op and the TF2 call site have nothing in
+common to key by). A ``py_func`` tally, a control input of each such op,
+counts its executions; the record lists those that ran more than once, which
+sit in a ``while_loop`` and which were created in function graphs, and, in the
+new run, the script lines that drew more than once; the report compares them.
 
 This module imports TensorFlow only in :meth:`RandomAligner.install`; the
 parent process reads :data:`DEFAULT_SEED` and :func:`name_key` from it.
@@ -45,8 +61,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import os
+import sys
+import sysconfig
 import threading
-import weakref
 
 from tapeshift.migrate.legacy.align_ops import (
     ALIGNED,
@@ -59,6 +77,8 @@ from tapeshift.migrate.legacy.align_ops import (
 
 DEFAULT_SEED = 0
 NAME_KEY_BASE = 1 << 62   # name keys are in [2**62, 2**63): never an order count
+LAYER_KEY_BASE = -(1 << 63)   # layer keys are in [-2**63, 0): neither a name key nor a count
+LAYER_COUNT_BITS = 32     # the low bits of a layer key: how many times the draw ran before
 
 _SHOWN = 20   # op names kept per list in the record
 
@@ -72,6 +92,67 @@ def name_key(name: str, index: int = 0) -> int:
     text = name if index == 0 else f"{name}#{index}"
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return NAME_KEY_BASE | (int.from_bytes(digest[:8], "big") >> 2)
+
+
+def layer_site(name: str, index: int = 0) -> str:
+    """The record's name for the ``index``-th draw of a call of the layer ``name``: ``name#index``."""
+    return f"{name}#{index}"
+
+
+def layer_key(name: str, index: int = 0, count: int = 0) -> int:
+    """The key's second half for the ``index``-th draw of the ``count``-th drawing call of ``name``.
+
+    ``-2**63 + (h << 32) + count``, with ``h`` the first 31 bits of
+    SHA-256(``name#index``): negative, so never a weight's name key or an order
+    count. ``count`` is added in the graph (TF2 functions), so its range is
+    ``[0, 2**32)``: a draw that runs more often reaches the next ``h``. Two
+    draws collide when their 31-bit ``h`` do (about ``S**2 / 2**32`` for ``S``
+    draw sites).
+    """
+    digest = hashlib.sha256(layer_site(name, index).encode("utf-8")).digest()
+    h = int.from_bytes(digest[:4], "big") >> 1
+    return LAYER_KEY_BASE + (h << LAYER_COUNT_BITS) + count
+
+
+def layer_name(layer) -> str:
+    """A Keras layer's full name as its draws are keyed: the variable scope of a ``tf.layers``
+    layer (``scope/dropout``, ``dropout_1``), else ``layer.name`` (``name="scope/dropout"``)."""
+    scope = getattr(layer, "_scope", None)
+    if scope is not None and not getattr(layer, "_keras_style", True):
+        name = getattr(scope, "name", None)
+        if name:
+            return name
+    return layer.name
+
+
+class _Call:
+    """A Keras layer's call in progress: the layer, its inputs and the draws made so far."""
+
+    __slots__ = ("layer", "inputs", "draws")
+
+    def __init__(self, layer, inputs) -> None:
+        self.layer, self.inputs, self.draws = layer, inputs, 0
+
+
+def _library_dirs() -> tuple:
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tapeshift.migrate
+    return tuple(os.path.join(d, "") for d in dirs if d)
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+def _script_site() -> str:
+    """``file.py:LINE`` of the innermost frame outside libraries (the script's line that drew)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith("<") and not filename.startswith(_LIBRARY_DIRS):
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
 
 
 class _Weight:
@@ -111,8 +192,16 @@ class RandomAligner:
         self.in_functions: list[str] = []  # TF1-run random ops created in function graphs
         self.renamed: list[list[str]] = []  # [keyed by, variable's name] when they differ
         self.own_types: set[str] = set()    # op types this module created in graphs
-        self._runs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # graph -> {op: runs}
-        self._reached: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # graph -> {run: ops}
+        # order-keyed draws, where they ran: TF1 graph op's n -> executions (py_func tally),
+        # script line -> draws run eagerly (in a tf.function: _site_vars["order", line])
+        self.executions: dict = {}
+        self._graph_ops: dict[int, str] = {}     # creation count n -> TF1 graph op name
+        # layer-call draws: site (name#index) -> executions (TF1 graphs: py_func, else eagerly
+        # without the variables below), and -> graph ops created for it (TF1 graphs)
+        self.layer_runs: dict[str, int] = {}
+        self.layer_ops: dict[str, int] = {}
+        self._site_vars: dict = {}  # TF2 program: (kind, site) -> int64 variable of executions
+        self._lock = threading.Lock()
         self._local = threading.local()
         self._counter = None        # new run: int64 variable counting order-keyed draws run
         self._raw: Raw | None = None
@@ -155,7 +244,6 @@ class RandomAligner:
 
         stateful.rng_read_and_skip = rng_read_and_skip
         self._install_keras()
-        self._install_session_run()
         if not self.legacy:
             self._make_counter()
 
@@ -192,9 +280,33 @@ class RandomAligner:
             generator._maybe_init = _maybe_init
         for cls in layers:
             original = cls.__dict__.get("add_weight")
-            if original is None or getattr(original, "_tapeshift_align", False):
-                continue
-            cls.add_weight = self._add_weight(original)
+            if original is not None and not getattr(original, "_tapeshift_align", False):
+                cls.add_weight = self._add_weight(original)
+            original = cls.__dict__.get("__call__")
+            if original is not None and not getattr(original, "_tapeshift_align", False):
+                cls.__call__ = self._layer_call(original)
+
+    def _layer_call(self, original):
+        """``Layer.__call__``: draws made inside it are keyed by the layer (:func:`layer_key`)."""
+        aligner = self
+
+        @functools.wraps(original)
+        def __call__(layer, *args, **kwargs):
+            calls = aligner._calls()
+            calls.append(_Call(layer, args[0] if args else kwargs.get("inputs")))
+            try:
+                return original(layer, *args, **kwargs)
+            finally:
+                calls.pop()
+
+        __call__._tapeshift_align = True
+        return __call__
+
+    def _calls(self) -> list:
+        calls = getattr(self._local, "calls", None)
+        if calls is None:
+            calls = self._local.calls = []
+        return calls
 
     def _add_weight(self, original):
         aligner = self
@@ -253,26 +365,6 @@ class RandomAligner:
             stack = self._local.weights = []
         return stack
 
-    def _install_session_run(self) -> None:
-        from tensorflow.python.client import session as session_lib
-
-        base = session_lib.BaseSession
-        original = base.run
-        if getattr(original, "_tapeshift_align", False):
-            return
-        aligner = self
-
-        @functools.wraps(original)
-        def run(sess, fetches, feed_dict=None, options=None, run_metadata=None):
-            try:
-                aligner._note_run(sess.graph, fetches, feed_dict)
-            except Exception:  # never break the script over this record
-                pass
-            return original(sess, fetches, feed_dict, options, run_metadata)
-
-        run._tapeshift_align = True
-        base.run = run
-
     # -- drawing ------------------------------------------------------------
     def _counted(self, table: dict, op_type: str, fn):
         aligner = self
@@ -304,9 +396,13 @@ class RandomAligner:
             bound.apply_defaults()
             a = bound.arguments
             local.busy = True
+            n = None
             try:
-                key, how = aligner._key(op_type)
-                out = adapter(a, key, a.get("name") or op_type)
+                key, how, n = aligner._key(op_type)
+                # a TF1 graph op keyed once: its executions are counted, for the record
+                tally = aligner._tally(n) if how == "graph" else None
+                with aligner._raw.ops.control_dependencies([tally] if tally is not None else []):
+                    out = adapter(a, key, a.get("name") or op_type)
             except Exception as exc:  # not made stateless: drawn as usual, and said so
                 aligner.failed.setdefault(op_type, f"{type(exc).__name__}: {exc}"[:300])
                 aligner.unaligned[op_type] = aligner.unaligned.get(op_type, 0) + 1
@@ -316,14 +412,15 @@ class RandomAligner:
             if out is None:
                 return original(*args, **kwargs)
             aligner.by_op[op_type] = aligner.by_op.get(op_type, 0) + 1
-            aligner._created(out, how)
+            aligner._created(out, how, n)
             return out
 
         wrapper._tapeshift_align = True
         return wrapper
 
     def _key(self, op_type: str):
-        """The key tensor of the next draw and how it was keyed (``weight``, ``graph``, ...)."""
+        """The key tensor of the next draw, how it was keyed (``weight``, ``layer``, ``graph``...)
+        and its order count or layer site (``None`` for a weight)."""
         from tensorflow.python.eager import context
         from tensorflow.python.framework import constant_op, dtypes, ops
 
@@ -335,9 +432,14 @@ class RandomAligner:
             weight = stack[-1]
             index, weight.draws = weight.draws, weight.draws + 1
             self.weights[weight.name] = self.weights.get(weight.name, 0) + 1
-            return constant(name_key(weight.name, index)), "weight"
+            return constant(name_key(weight.name, index)), "weight", None
+        calls = self._calls()
+        if calls:
+            return self._layer_draw_key(calls[-1])
         if context.executing_eagerly():
-            return constant(self._next_run()), "eager"
+            n = self._next_run()
+            self._count_eager(_script_site())
+            return constant(n), "eager", n
         graph = ops.get_default_graph()
         in_function = bool(getattr(graph, "building_function", False))
         if (in_function and self._counter is not None
@@ -345,12 +447,109 @@ class RandomAligner:
             # a tf.function of a TF2 program: the count is read as it runs
             self.traced += 1
             one = constant_op.constant(1, dtype=dtypes.int64)
+            self._site_var(("order", _script_site())).assign_add(one)  # where it ran: the record
             n = self._counter.assign_add(one) - one
             seed = constant_op.constant(self.seed, dtype=dtypes.int64)
-            return self._raw.stack([seed, n], name="tapeshift_align_key"), "traced"
+            return self._raw.stack([seed, n], name="tapeshift_align_key"), "traced", None
         n = self._next_created()
         self.created += 1
-        return constant(n), "function" if in_function else "graph"
+        return constant(n), "function" if in_function else "graph", n
+
+    def _layer_draw_key(self, call: _Call):
+        """The key of a draw in a layer's call: ``[seed, layer_key(name, index, executions)]``."""
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import constant_op, dtypes, ops
+
+        name = layer_name(call.layer)
+        index, call.draws = call.draws, call.draws + 1
+        site = layer_site(name, index)
+        base = layer_key(name, index)
+        if context.executing_eagerly():
+            if self._counter is None:
+                count = self._bump(self.layer_runs, site)
+            else:
+                count = int(self._site_var(("layer", site)).assign_add(1).numpy()) - 1
+            return (constant_op.constant([self.seed, base + count], dtype=dtypes.int64,
+                                         name="tapeshift_align_key"), "layer", site)
+        one = constant_op.constant(1, dtype=dtypes.int64)
+        if self._counter is not None and ops.executing_eagerly_outside_functions():
+            # a tf.function of a TF2 program: the draw's own count, incremented where it runs
+            count = self._site_var(("layer", site)).assign_add(one) - one
+        else:
+            # a TF1 graph: a stateful py_func counts when it runs, after the layer's input
+            count = self._py_counter(self.layer_runs, site, self._input_shape(call),
+                                     "tapeshift_align_layer_count")
+            self.layer_ops[site] = self.layer_ops.get(site, 0) + 1
+        k = constant_op.constant(base, dtype=dtypes.int64) + count
+        seed = constant_op.constant(self.seed, dtype=dtypes.int64)
+        return self._raw.stack([seed, k], name="tapeshift_align_key"), "layer", site
+
+    @staticmethod
+    def _input_shape(call: _Call) -> list:
+        """``[tf.shape(x)]`` of the call's first input tensor in this graph, else ``[]``.
+
+        The py_func counter takes it as input, so a layer's draw is counted after
+        its input is computed: layers of one name chained in a session run count
+        in the order they run (dataflow order)."""
+        from tensorflow.python.framework import dtypes, ops
+        from tensorflow.python.framework import tensor as tensor_lib
+        from tensorflow.python.ops import array_ops
+        from tensorflow.python.util import nest
+
+        try:
+            graph = ops.get_default_graph()
+            for t in nest.flatten(call.inputs):
+                if isinstance(t, tensor_lib.Tensor) and t.graph is graph:
+                    return [array_ops.shape(t, out_type=dtypes.int64)]
+        except Exception:
+            pass
+        return []
+
+    def _bump(self, table: dict, site) -> int:
+        """``table[site]`` before adding one to it (thread-safe)."""
+        with self._lock:
+            n = table.get(site, 0)
+            table[site] = n + 1
+        return n
+
+    def _py_counter(self, table: dict, site, inputs: list, name: str):
+        """A TF1 graph's int64 scalar: ``table[site]`` before the op ran, incremented when it runs.
+
+        Placed on the CPU, outside any colocation (a py_func has no GPU kernel)."""
+        import numpy as np
+        from tensorflow.python.framework import dtypes, ops
+        from tensorflow.python.ops import script_ops
+
+        def count(*_):
+            return np.int64(self._bump(table, site))
+
+        with ops.colocate_with(None, ignore_existing=True), ops.device("/device:CPU:0"):
+            out = script_ops.py_func(count, inputs, dtypes.int64, stateful=True, name=name)
+        out.set_shape([])
+        return out
+
+    def _tally(self, n: int):
+        """A py_func counting the executions of the TF1 graph op keyed by order ``n`` (or ``None``)."""
+        try:
+            return self._py_counter(self.executions, n, [], "tapeshift_align_tally").op
+        except Exception:  # the record then lacks this op's executions; the draw is unchanged
+            return None
+
+    def _count_eager(self, site: str) -> None:
+        self._bump(self.executions, site)
+
+    def _site_var(self, site: tuple):
+        """The int64 variable counting a site's executions in a TF2 program (created at first use)."""
+        var = self._site_vars.get(site)
+        if var is None:
+            from tensorflow.python.framework import dtypes, ops
+            from tensorflow.python.ops import resource_variable_ops
+
+            with ops.init_scope():
+                var = resource_variable_ops.ResourceVariable(
+                    0, dtype=dtypes.int64, trainable=False, name="tapeshift_align_site_counter")
+            self._site_vars[site] = var
+        return var
 
     def _next_run(self) -> int:
         """The next order count, for a draw run now (eagerly)."""
@@ -372,17 +571,18 @@ class RandomAligner:
         n, self.order_draws = self.order_draws, self.order_draws + 1
         return n
 
-    def _created(self, out, how: str) -> None:
+    def _created(self, out, how: str, n) -> None:
         """Bookkeeping for an aligned draw made in a graph: op names for the record."""
         if how in ("eager", "traced"):
             return
         self.own_types.update(_own_types(out))
-        if how == "weight":
+        if how in ("weight", "layer"):
             return
         op = out.op
         if how == "function":
             _keep(self.in_functions, op.name)
             return
+        self._graph_ops[n] = op.name
         try:
             from tensorflow.python.ops import control_flow_util
 
@@ -390,35 +590,6 @@ class RandomAligner:
                 _keep(self.in_loops, op.name)
         except Exception:
             pass
-        self._runs.setdefault(op.graph, {})[op.name] = 0
-
-    # -- sessions -----------------------------------------------------------
-    def _note_run(self, graph, fetches, feed_dict) -> None:
-        """Count, per aligned graph random op, the session runs that ran it."""
-        runs = self._runs.get(graph)
-        if not runs:
-            return
-        from tensorflow.python.client import session as session_lib
-        from tensorflow.python.framework import tensor as tensor_lib
-
-        handler = session_lib._FetchHandler(graph, fetches, {})
-        roots = [t.op for t in handler.fetches()] + list(handler.targets())
-        fed = set()
-        for k in feed_dict or ():
-            if isinstance(k, tensor_lib.Tensor):
-                fed.add(k.name)
-            elif isinstance(k, str):
-                try:
-                    fed.add(graph.as_graph_element(k).name)
-                except Exception:
-                    pass
-        cache = self._reached.setdefault(graph, {})
-        key = (graph.version, tuple(sorted(op.name for op in roots)), tuple(sorted(fed)))
-        reached = cache.get(key)
-        if reached is None:
-            reached = cache[key] = _reached_ops(roots, fed, set(runs))
-        for name in reached:
-            runs[name] += 1
 
     # -- the record -----------------------------------------------------------
     def total_order_draws(self) -> int:
@@ -432,13 +603,36 @@ class RandomAligner:
         except Exception:
             return self.order_draws
 
+    def _site_counts(self) -> dict:
+        """The TF2 program's per-site variables, read: (kind, site) -> executions."""
+        if not self._site_vars:
+            return {}
+        from tensorflow.python.eager import context
+
+        try:
+            with context.eager_mode():
+                return {site: int(var.numpy()) for site, var in list(self._site_vars.items())}
+        except Exception:
+            return {}
+
     def record(self) -> dict:
         """What goes into meta.json's ``align`` (see docs/verify.md, '--align-random')."""
-        repeated = {}
-        for runs in list(self._runs.values()):
-            for name, n in runs.items():
-                if n > 1:
-                    repeated[name] = n
+        layer_runs = dict(self.layer_runs)
+        graph_ops: dict[str, int] = {}     # TF1 graph op keyed once -> executions
+        lines: dict[str, int] = {}         # script line -> order-keyed draws run there
+        for where, n in list(self.executions.items()):
+            if isinstance(where, int):
+                name = self._graph_ops.get(where, f"random op {where}")
+                graph_ops[name] = graph_ops.get(name, 0) + n
+            else:
+                lines[where] = lines.get(where, 0) + n
+        for (kind, site), n in self._site_counts().items():
+            table = layer_runs if kind == "layer" else lines
+            table[site] = table.get(site, 0) + n
+
+        def more_than_once(table):
+            ranked = sorted(((k, n) for k, n in table.items() if n > 1), key=lambda kv: -kv[1])
+            return dict(ranked[:_SHOWN])
         return {
             "seed": self.seed,
             "role": "legacy" if self.legacy else "new",
@@ -446,11 +640,14 @@ class RandomAligner:
             "created": self.created,
             "by_op": dict(sorted(self.by_op.items())),
             "weights": dict(self.weights),
+            "layer_draws": dict(sorted(layer_runs.items())),
+            "layer_shared": {site: n for site, n in sorted(self.layer_ops.items()) if n > 1},
             "unaligned": dict(sorted(self.unaligned.items())),
             "failed": dict(self.failed),
             "stateless": dict(sorted(self.stateless.items())),
             "traced": self.traced,
-            "repeated": dict(sorted(repeated.items(), key=lambda kv: -kv[1])[:_SHOWN]),
+            "repeated": more_than_once(graph_ops),
+            "drew_at": more_than_once(lines),
             "in_loops": self.in_loops,
             "in_functions": self.in_functions,
             "renamed": self.renamed[:_SHOWN],
@@ -472,22 +669,3 @@ def _own_types(out) -> set:
         return types
     except Exception:
         return set()
-
-
-def _reached_ops(roots, fed: set, wanted: set) -> frozenset:
-    """The names in ``wanted`` of the ops a session run of ``roots`` executes (feeds cut the walk)."""
-    seen, found = set(), set()
-    stack = list(roots)
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        if op.name in wanted:
-            found.add(op.name)
-        for t in op.inputs:
-            if t.name not in fed:
-                stack.append(t.op)
-        stack.extend(op.control_inputs)
-    return frozenset(found)
-

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 PER_STEP = "per-step random ops"
 DRAW_COUNT = "random draw counts"
+LAYER_DRAWS = "layer draw counts"
 UNALIGNED = "unaligned random ops"
 STATELESS = "stateless random ops"
 WEIGHT_NAMES = "unmatched weight names"
 
 #: the order in which the causes are named
-CAUSES = (PER_STEP, DRAW_COUNT, UNALIGNED, STATELESS, WEIGHT_NAMES)
+CAUSES = (PER_STEP, DRAW_COUNT, LAYER_DRAWS, UNALIGNED, STATELESS, WEIGHT_NAMES)
 
 _LIMIT = 5
 
@@ -46,6 +47,10 @@ def summary_line(legacy: dict, new: dict) -> str:
             how = " (run)"
         text = (f"{role}: {total} keyed by order{how}, "
                 f"{sum(record.get('weights', {}).values())} by layer weight name")
+        layers = record.get("layer_draws") or {}
+        if layers:
+            text += (f", {sum(layers.values())} in layer calls, keyed by layer and execution "
+                     f"({_names(f'{site} x{n}' for site, n in layers.items())})")
         if record.get("traced"):
             text += f", {record['traced']} inside tf.function (keyed as they run)"
         if record.get("unaligned"):
@@ -63,33 +68,47 @@ def causes(legacy: dict, new: dict) -> dict[str, str]:
     out: dict[str, str] = {}
     n_legacy, n_new = legacy.get("order_draws", 0), new.get("order_draws", 0)
     per_step = []
-    if n_new > n_legacy:
-        per_step.append(f"the new run made {_count(n_new, 'draw')} keyed by order, the legacy "
-                        f"graph created {_count(n_legacy, 'random op')}")
     for record, role in ((legacy, "legacy"), (new, "new")):
         repeated = record.get("repeated") or {}
         if repeated:
-            ran = _names(f"{op} ({n} session runs)" for op, n in repeated.items())
-            per_step.append(f"{role} ran {ran}")
+            ran = _names(f"{op} ({n} runs)" for op, n in repeated.items())
+            per_step.append(f"{role} graph ops keyed once, run more than once: {ran}")
         if record.get("in_loops"):
             per_step.append(f"{role} has random ops in a while_loop: {_names(record['in_loops'])}")
-        if per_step and record.get("in_functions"):
-            per_step.append(f"{role} created random ops in function graphs (tf.data, tf.function), "
-                            f"run at each call: {_names(record['in_functions'])}")
+    if n_new > n_legacy:
+        per_step.append(f"the new run made {_count(n_new, 'draw')} keyed by order, the legacy "
+                        f"graph created {_count(n_legacy, 'random op')}")
     if per_step:
+        for record, role in ((legacy, "legacy"), (new, "new")):
+            if record.get("drew_at"):
+                drew = _names(f"{line} ({n} draws)" for line, n in record["drew_at"].items())
+                per_step.append(f"{role} drew by order more than once at {drew}")
+            if record.get("in_functions"):
+                per_step.append(f"{role} created random ops in function graphs (tf.data, "
+                                f"tf.function), run at each call: {_names(record['in_functions'])}")
         out[PER_STEP] = (
             f"{PER_STEP} ({'; '.join(per_step)}): with --align-random a random op of a TF1 graph "
-            "draws from a key fixed when it was created, so it draws the same numbers every time "
-            "the legacy session runs it, while the TF2 program draws new numbers at each call; "
-            "values that depend on random ops run at every step (dropout, sampled noise) cannot "
-            "align. Compare with those ops off (dropout rate 0, training=False) "
-            "(docs/verify.md, '--align-random').")
+            "outside a Keras layer's call draws from a key fixed when it was created, so it draws "
+            "the same numbers every time the legacy session runs it, while the TF2 program draws "
+            "new numbers at each call; values that depend on such draws run at every step "
+            "(tf.nn.dropout, sampled noise) cannot align. Draws inside a Keras layer's call "
+            "(tf.layers.dropout, tf_keras Dropout, GaussianNoise...) are keyed by layer and "
+            "execution and do align: use such a layer in both scripts, or compare with those "
+            "ops off (keep_prob 1, noise 0) (docs/verify.md, '--align-random').")
     elif n_new < n_legacy:
         out[DRAW_COUNT] = (
             f"{DRAW_COUNT} (the legacy graph created {_count(n_legacy, 'random op')} keyed by "
             f"order, the new run drew {n_new}): draws are keyed by their position, so from the "
             "first draw one run makes and the other does not, the runs draw from different keys; "
             "make both draw their random initial values in the same order.")
+    layers = _layer_differences(legacy, new)
+    if layers:
+        out[LAYER_DRAWS] = (
+            f"{LAYER_DRAWS} ({'; '.join(layers)}): a draw in a Keras layer's call is keyed by the "
+            "layer's full name (a tf.layers layer's variable scope, net/dropout; a TF2 layer's "
+            "name), the draw's index in the call (#0) and how many times it ran before, so the "
+            "runs draw alike only where each such draw runs as often under the same name; name "
+            "the TF2 layer as the TF1 scope (tf_keras.layers.Dropout(0.5, name='net/dropout')).")
     unaligned = []
     for record, role in ((legacy, "legacy"), (new, "new")):
         if record.get("unaligned"):
@@ -124,3 +143,23 @@ def causes(legacy: dict, new: dict) -> dict[str, str]:
             "initial values; name the TF2 layer as the TF1 variable scope "
             "(tf_keras.layers.Dense(..., name='Net/l1') for Net/l1/kernel).")
     return out
+
+
+def _layer_differences(legacy: dict, new: dict) -> list[str]:
+    """What differs between the runs' draws in layer calls: executions, names, shared names."""
+    a, b = legacy.get("layer_draws") or {}, new.get("layer_draws") or {}
+    parts = []
+    counts = [f"{site} ran {a[site]} times in legacy, {b[site]} in new"
+              for site in a if site in b and a[site] != b[site]]
+    if counts:
+        parts.append(_names(counts))
+    if set(a) - set(b):
+        parts.append("only in legacy: " + _names(sorted(set(a) - set(b))))
+    if set(b) - set(a):
+        parts.append("only in new: " + _names(sorted(set(b) - set(a))))
+    shared = legacy.get("layer_shared") or {}
+    if shared:
+        parts.append("legacy graph ops sharing a layer's name (a reused scope), counted in the "
+                     "order TensorFlow runs them: "
+                     + _names(f"{site} ({n} ops)" for site, n in shared.items()))
+    return parts
