@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tapeshift.migrate.legacy import align_report, verify
-from tapeshift.migrate.legacy.align import DEFAULT_SEED, NAME_KEY_BASE, name_key
+from tapeshift.migrate.legacy.align import DEFAULT_SEED, NAME_KEY_BASE, layer_key, name_key
 from tapeshift.migrate.legacy.report import ScriptRun, VerifyReport
 from tapeshift.migrate.legacy.verify import run_captured, verify_sources
 
@@ -83,9 +83,9 @@ def test_causes_from_the_two_records():
         _record(order_draws=2, created=2, repeated={"dropout/random_uniform/RandomUniform": 4}),
         _record(order_draws=5))
     assert list(per_step) == [align_report.PER_STEP]
-    assert ("the new run made 5 draws keyed by order, the legacy graph created 2 random ops; "
-            "legacy ran dropout/random_uniform/RandomUniform (4 session runs)") in per_step[
-                align_report.PER_STEP]
+    assert ("legacy graph ops keyed once, run more than once: dropout/random_uniform/RandomUniform "
+            "(4 runs); the new run made 5 draws keyed by order, the legacy graph created 2 random "
+            "ops") in per_step[align_report.PER_STEP]
 
     loop = align_report.causes(_record(order_draws=2, in_loops=["while/RandomUniform"]),
                                _record(order_draws=2))
@@ -394,10 +394,12 @@ def test_per_step_dropout_is_named_as_the_cause(tmp_path, capsys):
     assert _row(out, "W0").endswith("ok")    # the initial value aligns...
     assert "MISMATCH (per-step random ops)" in _row(out, "W_final")   # ...the dropout masks cannot
     assert "(likely cause: per-step random ops: see below)" in out
-    assert ("per-step random ops (the new run made 5 draws keyed by order, the legacy graph "
-            "created 2 random ops; legacy ran dropout/random_uniform/RandomUniform (4 session "
-            "runs)): with --align-random a random op of a TF1 graph draws from a key fixed when "
-            "it was created") in out
+    # the legacy op ran in the 4 training runs (counted as it ran); the new run drew at line 9
+    assert ("per-step random ops (legacy graph ops keyed once, run more than once: "
+            "dropout/random_uniform/RandomUniform (4 runs); the new run made 5 draws keyed by "
+            "order, the legacy graph created 2 random ops; new drew by order more than once at "
+            "drop_tf2.py:8 (4 draws)): with --align-random a random op of a TF1 graph outside a "
+            "Keras layer's call draws from a key fixed when it was created") in out
     assert "random ops used" not in out  # TF random ops as such are not blamed: they were aligned
 
 
@@ -442,7 +444,9 @@ def test_new_run_keys_by_execution_and_legacy_run_by_creation(tmp_path):
         first = [t.numpy() for t in f()]                         # n = 1, 2 as the trace runs
         second = [t.numpy() for t in f()]                        # n = 3, 4: the next call
         glorot = tf_keras.initializers.GlorotUniform()([2, 2]).numpy()   # n = 5
-        dropped = tf_keras.layers.Dropout(0.5)(tf.ones([4]), training=True).numpy()  # n = 6
+        # in a layer's call: keyed by the layer (dropout, draw 0, run 0), not by order
+        dropped = tf_keras.layers.Dropout(0.5)(tf.ones([4]), training=True).numpy()
+        b = tf.random.uniform([2]).numpy()                       # n = 6
         """)
     run = run_captured(new, legacy=False, align_random=5)
     assert not run.failed, run.stderr
@@ -455,9 +459,11 @@ def test_new_run_keys_by_execution_and_legacy_run_by_creation(tmp_path):
     assert np.array_equal(run.values["second"][1], tf.random.stateless_uniform([2], [5, 4]).numpy())
     assert np.array_equal(run.values["glorot"],
                           tf.random.stateless_uniform([2, 2], [5, 5], -limit, limit).numpy())
-    keep = tf.random.stateless_uniform([4], [5, 6]).numpy() >= 0.5
+    keep = tf.random.stateless_uniform([4], [5, layer_key("dropout", 0, 0)]).numpy() >= 0.5
     assert np.array_equal(run.values["dropped"], np.where(keep, 2.0, 0.0).astype(np.float32))
+    assert np.array_equal(run.values["b"], tf.random.stateless_uniform([2], [5, 6]).numpy())
     assert run.align["order_draws"] == 7 and run.align["traced"] == 2
+    assert run.align["layer_draws"] == {"dropout#0": 1}
     assert run.align["unaligned"] == {} and run.align["stateless"] == {}
 
     legacy = _write(tmp_path / "legacy.py", """\
@@ -479,6 +485,8 @@ def test_new_run_keys_by_execution_and_legacy_run_by_creation(tmp_path):
     assert run.values["elements"][0] == tf.random.stateless_normal([], [0, 1]).numpy()
     assert run.align["in_loops"] == ["while/random_uniform/RandomUniform"]
     assert len(run.align["in_functions"]) == 1 and run.align["created"] == 2
+    # executions counted as they ran: the loop's op 3 times in one session run
+    assert run.align["repeated"] == {"while/random_uniform/RandomUniform": 3}
 
 
 @pytest.mark.slow
