@@ -156,6 +156,12 @@ LEGACY_LAYERS = """\
             return x + tf.random.uniform([2]), x + tf.random.normal([2])
 
     two = TwoDraws(name="two")(tf.zeros([2]))
+
+    def tower(v):   # a reused scope: two graph ops draw as tower/drop#0, chained
+        with tf.variable_scope("tower", reuse=tf.AUTO_REUSE):
+            return tf.layers.dropout(v, rate=0.5, training=True, name="drop")
+
+    chained = tower(tower(ones))
     outside = tf.nn.dropout(ones, keep_prob=0.5)       # no layer: keyed once, by order (n = 0)
     with tf.Session() as sess:
         runs = []
@@ -166,6 +172,7 @@ LEGACY_LAYERS = """\
         always_ = np.array([sess.run(always) for _ in range(2)])
         two_ = np.array([sess.run(two) for _ in range(2)])
         outside_ = np.array([sess.run(outside) for _ in range(3)])
+        chained_ = np.array([sess.run(chained) for _ in range(2)])
     """
 
 
@@ -195,8 +202,13 @@ def test_tf1_graph_counts_a_layer_draw_only_when_its_cond_branch_runs(tmp_path):
                           np.where(_uniform([4, 6], 0, seed=3) >= 0.5, 2.0, 0.0))
     record = run.align
     assert record["layer_draws"] == {"drop#0": 2, "gaussian_noise#0": 3, "net/dropout#0": 3,
-                                     "two#0": 2, "two#1": 2}
-    assert record["layer_shared"] == {}
+                                     "tower/drop#0": 4, "two#0": 2, "two#1": 2}
+    # the second op's counter takes the first one's output shape: counted after it, in each run
+    for i in range(2):
+        want = _dropped([4, 6], "tower/drop", 2 * i, seed=3) * _dropped([4, 6], "tower/drop",
+                                                                         2 * i + 1, seed=3)
+        assert np.array_equal(run.values["chained_"][i], want), i
+    assert record["layer_shared"] == {"tower/drop#0": 2}
     assert record["order_draws"] == 1 and record["created"] == 1
     [(op, runs)] = record["repeated"].items()                  # the one op, run 3 times
     assert op.endswith("/RandomUniform") and runs == 3
@@ -340,3 +352,60 @@ def test_a_tf2_layer_named_otherwise_than_the_tf1_scope_is_reported(tmp_path):
     outs = report.legacy.values["outs"]
     for i in range(3):
         assert np.array_equal(outs[i], _dropped([3, 5], "net/dropout", i))
+
+
+OUTSIDE_TF1 = """\
+    import numpy as np
+    import tensorflow as tf
+    X = np.ones([4, 3], np.float32)
+    keep_prob = tf.placeholder(tf.float32, None)
+    W = tf.Variable(tf.random_normal([3, 2]))
+    h = tf.nn.dropout(tf.matmul(X, W), keep_prob)
+    noise = tf.random_normal([4, 2], stddev=0.1)
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(tf.reduce_sum(tf.square(h + noise)))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        W0 = sess.run(W)
+        for _ in range(3):
+            sess.run(train, {keep_prob: 0.5})
+        h_eval = sess.run(h, {keep_prob: 1.0})
+    """
+OUTSIDE_TF2 = """\
+    import numpy as np
+    import tensorflow as tf
+    X = np.ones([4, 3], np.float32)
+    W = tf.Variable(tf.random.normal([3, 2]))
+    W0 = W.numpy()
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            h = tf.nn.dropout(tf.matmul(X, W), rate=0.5)
+            noise = tf.random.normal([4, 2], stddev=0.1)
+            loss = tf.reduce_sum(tf.square(h + noise))
+        W.assign_sub(0.01 * tape.gradient(loss, W))
+    h_eval = tf.matmul(X, W).numpy()
+    """
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_per_step_draws_outside_layers_stay_keyed_once_and_are_named(tmp_path):
+    """tf.nn.dropout on a fed keep_prob and tf.random_normal noise in the training step."""
+    report = verify_sources(textwrap.dedent(OUTSIDE_TF1), textwrap.dedent(OUTSIDE_TF2),
+                            tmp_path / "outside.py", align_random=True)
+    assert report.status == "mismatch"
+    assert report.random_causes == [align_report.PER_STEP]
+    rows = {r.name: r.status for r in report.rows}
+    assert rows["W0"] == "ok" and rows["W"] == rows["h_eval"] == "mismatch"
+    legacy, new = report.legacy.align, report.new.align
+    # counted as they ran: the dropout op in 3 training runs and the evaluation (keep_prob a
+    # tensor, so it draws at 1.0 too), the noise in the 3 training runs only
+    assert legacy["repeated"] == {"dropout/random_uniform/RandomUniform": 4,
+                                  "random_normal_1/RandomStandardNormal": 3}
+    assert legacy["layer_draws"] == new["layer_draws"] == {}
+    assert legacy["order_draws"] == 3 and new["order_draws"] == 7
+    # the new run's lines (of its temporary file) that drew at each step: dropout, noise
+    assert sorted((int(line.rsplit(":", 1)[1]), n) for line, n in new["drew_at"].items()) == [
+        (8, 3), (9, 3)]
+    text = report.to_text()
+    assert "per-step random ops (legacy graph ops keyed once, run more than once: " in text
+    assert "new drew by order more than once at " in text
