@@ -145,11 +145,15 @@ _LIBRARY_DIRS = _library_dirs()
 
 
 def _script_site() -> str:
-    """``file.py:LINE`` of the innermost frame outside libraries (the script's line that drew)."""
+    """``file.py:LINE`` of the innermost frame outside libraries (the script's line that drew).
+
+    AutoGraph's converted copies of the script's functions are skipped: a draw
+    traced in a ``tf.function`` is placed at the line that called the function."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith("<") and not filename.startswith(_LIBRARY_DIRS):
+        if not (filename.startswith("<") or filename.startswith(_LIBRARY_DIRS)
+                or "__autograph_generated_file" in filename):
             return f"{os.path.basename(filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"
