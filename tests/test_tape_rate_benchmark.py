@@ -27,12 +27,12 @@ with tf.Session() as sess:
     print(sess.run(g))
 """
 
-# tf.train.Saver has no TF2 counterpart: TS109 keeps the file in compat mode
-SAVER = """\
+# tf.train.Supervisor has no TF2 counterpart: TS109 keeps the file in compat mode
+SUPERVISOR = """\
 import tensorflow as tf
 
 w = tf.Variable([1.0, 2.0])
-saver = tf.train.Saver([w])
+sv = tf.train.Supervisor(logdir="/tmp/run")
 """
 
 PLAIN = """\
@@ -59,7 +59,7 @@ def tree(tmp_path):
     root = tmp_path / "tiny"
     (root / "pkg").mkdir(parents=True)
     (root / "tape_step.py").write_text(TAPE)
-    (root / "pkg" / "saver.py").write_text(SAVER)
+    (root / "pkg" / "supervisor.py").write_text(SUPERVISOR)
     (root / "plain.py").write_text(PLAIN)
     (root / "notes.txt").write_text("import tensorflow as tf\n")  # not a .py file: not counted
     return root
@@ -71,10 +71,10 @@ def test_the_table_counts_tape_compat_and_non_tf_files(tape_rate, tree, tmp_path
     text = capsys.readouterr().out
     assert "| tiny | 3 | 2 | 1 | 1 | 0 | 50.0% |" in text
     assert "  TS109 tf1-only-api: 1" in text
-    assert "  TF1-only APIs named by TS109 (files each): tf.train.Saver 1" in text
+    assert "  TF1-only APIs named by TS109 (files each): tf.train.Supervisor 1" in text
     # the listing names each TF1 file with its mode; the non-TF file is not listed
     assert "  tape   tape_step.py" in text
-    assert "  compat pkg/saver.py TS109 - 4:9 TS109 " in text
+    assert "  compat pkg/supervisor.py TS109 - 4:6 TS109 " in text
     assert "plain.py" not in text
 
     figures = json.loads(out.read_text())
@@ -83,7 +83,7 @@ def test_the_table_counts_tape_compat_and_non_tf_files(tape_rate, tree, tmp_path
         "corpus": "tiny", "files": 3, "tf1_files": 2, "tape": 1, "compat": 1, "error": 0}
     assert tiny["tape_rate"] == 0.5
     assert tiny["reasons"] == {"TS109": {"name": "tf1-only-api", "files": 1}}
-    assert tiny["tf1_only_apis"] == {"tf.train.Saver": 1}
+    assert tiny["tf1_only_apis"] == {"tf.train.Supervisor": 1}
     assert figures["overall"]["tape_rate"] == 0.5
     assert figures["verify"] == [] and figures["tensorflow"] is None
 

@@ -290,9 +290,10 @@ class ClassFeedsToMethods(FeedsToFunctions):
                         carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
                         continue
                     new = self._rewrites.get(i, stmt)
-                    if i in self._builds:
+                    if self._builds.get(i):
                         out.append(new)
-                        new = self._builds[i]
+                        *built, new = self._builds[i]
+                        out.extend(built)
                 elif i == start:
                     self.record_change(stmt, f"`{self._session_ref} = tf.Session()` removed: "
                                        "eager code runs as it is written")

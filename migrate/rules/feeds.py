@@ -78,7 +78,9 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
     def __init__(self, context) -> None:
         super().__init__(context)
         self._block: Optional[cst.CSTNode] = None
-        self._new_body: Optional[List[cst.CSTNode]] = None
+        self._block_owner: Optional[cst.CSTNode] = None  # the function whose body it is
+        #: each block converted -> its new body
+        self._new_bodies: List[Tuple[cst.CSTNode, List[cst.CSTNode]]] = []
 
     def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
         """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
@@ -94,16 +96,16 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
         try:
             self._analyse(node)
         except Bail:
-            self._new_body = None
+            self._new_bodies = []
         return False
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if self._new_body is None:
+        bodies = {id(block): body for block, body in self._new_bodies}
+        if id(original_node) in bodies:
+            return updated_node.with_changes(body=bodies[id(original_node)])
+        if not bodies:
             return updated_node
-        if self._block is original_node:
-            return updated_node.with_changes(body=self._new_body)
-        block = self._block
-        return updated_node.deep_replace(block, block.with_changes(body=self._new_body))
+        return updated_node.visit(_NewBodies(bodies))
 
     # ------------------------------------------------------------------
     # analysis
@@ -145,32 +147,53 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
         self._seeded = seeded
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
         self._alias = tf_module_alias(module)
-        call, stack = sessions[0]
         if self._alias is None:
-            self._bail(TS107.code, call, "fed graphs are converted only in files that "
+            self._bail(TS107.code, sessions[0][0], "fed graphs are converted only in files that "
                        "`import tensorflow as <name>`")
+        self._block_owners: Dict[int, Optional[cst.FunctionDef]] = {}
+        blocks = [(call, *self._session_block(call, stack)) for call, stack in sessions]
         if len(sessions) > 1:
-            self._bail(TS107.code, sessions[1][0], "more than one Session: the codemod converts "
-                       "fed graphs run by one session")
-        block, index = self._session_block(call, stack)
-        if block is not module and self._placeholders_outside(module, block):
-            self._bail(TS107.code, call, "the graph is built outside the block that opens the "
-                       "Session (module level vs a function or the `__main__` guard): "
-                       "not converted")
-        self._block = block
-        body = list(block.body)
+            # one graph and its session per function body (save() and reload(), each
+            # after tf.reset_default_graph()): each body is converted on its own
+            if len({id(b) for _, b, _ in blocks}) < len(blocks) or any(
+                    self._block_owners.get(id(b)) is None for _, b, _ in blocks):
+                self._bail(TS107.code, sessions[1][0], "more than one Session, not each in a "
+                           "function of its own: the codemod converts the fed graph of one "
+                           "session per function (or per module)")
+        outside = [b for _, b, _ in blocks if b is not module]
+        if outside and self._placeholders_outside(module, outside):
+            self._bail(TS107.code, blocks[0][0], "the graph is built outside the block that "
+                       "opens the Session (module level vs a function or the `__main__` "
+                       "guard): not converted")
         self._kinds, self._elements = self.infer_kinds(module)
-        self._classify(body, index)
-        runs = self._runs(body, index, module)
-        steps = self._steps(runs, body, index)
-        self._check_free_uses(module, body, index, runs)
+        self._module_node = module
         taken = all_names(module)
-        self._new_body = self._rewrite(body, index, runs, steps, taken)
-        self.shared.setdefault("step_functions", set()).update(s.name for s in steps)
+        converted = []
+        self._wrapped: Set[int] = set()  # model functions wrapped in make_template
+        for call, block, index in blocks:
+            converted.append((block, self._analyse_block(module, block, index, taken)))
+            self._wrapped |= {id(self._builders[t]) for t in self._templates}
+        self._new_bodies = converted
         if self._slim_only_in_templates(module) and not spells(self.context, module, "batch_norm"):
             # (tf-slim 1.1.0's batch_norm fails on TF >= 2.16 in any mode: TS118 says how)
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies
             self.shared.setdefault("resolved", set()).add(TS118.code)
+
+    def _analyse_block(self, module: cst.Module, block: cst.CSTNode, index: int,
+                       taken: Set[str]) -> List[cst.CSTNode]:
+        """The new body of ``block``, whose statement ``index`` opens the session;
+        ``taken``: the names in use (the step functions' names are added)."""
+        self._block = block
+        self._block_owner = self._block_owners.get(id(block))
+        body = list(block.body)
+        self._classify(body, index)
+        runs = self._runs(body, index, module)
+        steps = self._steps(runs, body, index)
+        self._check_free_uses(module, body, index, runs)
+        new_body = self._rewrite(body, index, runs, steps, taken)
+        taken.update(s.name for s in steps)
+        self.shared.setdefault("step_functions", set()).update(s.name for s in steps)
+        return new_body
 
     # ------------------------------------------------------------------
     # the session's runs and their fetches
@@ -340,6 +363,21 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
         self._bail(TS107.code, call, f"the fetches `{code_of(fetch)}` are not names, lists or "
                    "dicts of names")
         return None
+
+
+class _NewBodies(cst.CSTTransformer):
+    """Each block converted (the bodies of functions) replaced by its new body, in one
+    pass (a replacement rebuilds the nodes around it: the others are found by identity
+    before it)."""
+
+    def __init__(self, bodies: Dict[int, List[cst.CSTNode]]) -> None:
+        super().__init__()
+        self._bodies = bodies
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = self._bodies.get(id(original_node))
+        return updated_node if body is None else updated_node.with_changes(body=body)
 
 
 def _dict_keys(d: cst.Dict) -> List[str]:

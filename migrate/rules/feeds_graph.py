@@ -44,13 +44,15 @@ class FedGraph:
     """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: the
     classification of the statements before the session (state on the rule)."""
 
-    def _placeholders_outside(self, module: cst.Module, block: cst.CSTNode) -> bool:
+    def _placeholders_outside(self, module: cst.Module, blocks: List[cst.CSTNode]) -> bool:
+        """A placeholder is made outside every one of ``blocks``."""
         owner = self
         found = False
+        inside = {id(b) for b in blocks}
 
         class _V(cst.CSTVisitor):
             def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-                return node is not block
+                return id(node) not in inside
 
             def visit_Call(self, call: cst.Call) -> None:
                 nonlocal found
@@ -71,6 +73,9 @@ class FedGraph:
                         and isinstance(owner, (cst.FunctionDef, cst.If))):
                     if isinstance(owner, cst.If) and "__name__" not in code_of(owner.test):
                         break
+                    owners = getattr(self, "_block_owners", None)
+                    if owners is not None:
+                        owners[id(parent)] = owner if isinstance(owner, cst.FunctionDef) else None
                     return parent, parent.body.index(n)
                 break
         self._bail(TS107.code, call, "the Session is opened inside a block the codemod cannot "
@@ -106,12 +111,25 @@ class FedGraph:
         # reads them is recomputed there too
         facts = self.shared.get(MODEL_CODE)
         self._layers: Dict[str, int] = {}
+        self._layer_order: Dict[str, int] = {}  # of the layers made before the block
         self._layer_facts = facts
-        tainted: Set[str] = set()
+        self._savers: Set[int] = set()  # `saver = tf.train.Saver(var_list=...)`: made once, here
+        self._saver_reads: Set[str] = set()  # layers whose variables a Saver lists
+        self._outer_default: Optional[str] = None  # why TF1's default var_list is not known
+        tainted: Set[str] = self._made_by_function(facts)
         for i in range(end):
             st = self._stmts[i]
             node = body[i]
             value, target = self._assignment(node)
+            if isinstance(value, cst.Call) and self.tf_api_name(value.func) == "train.Saver":
+                # the Saver rule's v1 Saver: made once where TF1 made it, given the
+                # variables TF1's would save (the layers among them built before it)
+                if st.reads & (tainted - self._var_names - set(self._layers)):
+                    self._bail(TS108.code, node, "a Saver of fed or computed values is not "
+                               "converted")
+                self._savers.add(i)
+                self._saver_reads |= self._layer_reads(node)
+                continue
             if facts is not None and target in facts.layers and isinstance(value, cst.Call):
                 self._layers[target] = i
                 if facts.layers[target].trainable:
@@ -170,6 +188,35 @@ class FedGraph:
             self._graph_statement(i, node)
             tainted |= st.writes
 
+    def _made_by_function(self, facts) -> Set[str]:
+        """The block is the body of a model function the model-code rule read at its
+        first call: what it made there, before the call, exists when the body runs
+        (made at index -1). Their names come back."""
+        owner = getattr(self, "_block_owner", None)
+        made = facts.functions.get(owner.name.value) if facts is not None \
+            and isinstance(owner, cst.FunctionDef) else None
+        if made is None:
+            return set()
+        names: Set[str] = set()
+        for entry in made.made:
+            if not entry.handle:
+                continue
+            if entry.kind == "layer" and entry.handle in facts.layers:
+                self._layers[entry.handle] = -1
+                self._layer_order[entry.handle] = entry.order
+            elif entry.kind != "variable":
+                continue
+            else:
+                self._var_names.add(entry.handle)
+            if entry.trainable and entry.info.get("variables", True):
+                self._variables.append(entry.handle)
+                self._created_at[entry.handle] = -1
+            names.add(entry.handle)
+        if not made.alone:
+            self._outer_default = (f"TF1's default var_list also holds the variables made before "
+                                   f"`{owner.name.value}` was first called")
+        return names
+
     def _changes_state(self, node: cst.CSTNode) -> bool:
         """The statement builds an op that changes a variable when it runs."""
         for n in nodes(node):
@@ -207,8 +254,10 @@ class FedGraph:
         return found
 
     def _slim_only_in_templates(self, module: cst.Module) -> bool:
-        """Every tf-slim layer call sits in a function wrapped in make_template."""
-        wrapped = {id(self._builders[t]) for t in self._templates}
+        """Every tf-slim layer call sits in a function wrapped in make_template (in
+        any block converted)."""
+        wrapped = getattr(self, "_wrapped", None) or {
+            id(self._builders[t]) for t in self._templates}
         return bool(wrapped) and slim_calls_only_in(self, module, lambda fn: id(fn) in wrapped)
 
     def _builder(self, node: cst.FunctionDef) -> None:
@@ -530,6 +579,8 @@ class FedGraph:
         if given is None or (isinstance(given, cst.Call)
                              and self.tf_api_name(given.func) in TRAINABLE_LISTS
                              and not given.args):
+            if self._outer_default:
+                self._bail(TS108.code, call, f"{self._outer_default}: pass var_list explicitly")
             if unnamed:
                 line, _ = self.position(unnamed[0])
                 self._bail(TS108.code, call, "TF1's default var_list includes a variable bound to "

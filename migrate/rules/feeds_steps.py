@@ -81,7 +81,13 @@ class StepFunctions:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1
             run.function = key
         order = list(self._placeholders)
-        self._need_build: Set[str] = set()
+        # a Saver lists the variables of the layers it saves when it is made: they
+        # must exist by then (a Saver made in the session block too)
+        self._need_build: Set[str] = set(self._saver_reads)
+        for stmt in body[end:]:
+            for n in _calls_in(stmt):
+                if self.tf_api_name(n.func) == "train.Saver":
+                    self._need_build |= self._layer_reads(n)
         for key, step in steps.items():
             step.params.sort(key=order.index)
             self._check_batch_norm(step, body, [run for run in runs if run.function == key])
@@ -186,6 +192,7 @@ class StepFunctions:
         out: List[cst.CSTNode] = []
         gap = False  # a removed statement's blank line goes to the next one kept
         comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
+        out.extend(self._builds.get(-1, []))  # layers made before the block runs
         for i in range(start):
             if i in hoisted:
                 out.append(hoisted[i])
@@ -204,8 +211,7 @@ class StepFunctions:
                 comments = []
             gap = False
             out.append(stmt)
-            if i in self._builds:
-                out.append(self._builds[i])
+            out.extend(self._builds.get(i, []))
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self._templates:
                 name = stmt.name.value
                 out.append(cst.parse_statement(

@@ -31,7 +31,15 @@ and writes what it finds as TF2:
   dense.trainable_variables]``);
 * ``with tf.control_dependencies(tf.get_collection(UPDATE_OPS)):`` around a
   train op dissolves: a Keras batch normalization called with ``training``
-  updates its moving statistics itself, at that call.
+  updates its moving statistics itself, at that call;
+* ``tf.train.Saver()`` (and ``Saver(tf.global_variables())``) gets TF1's list
+  written out, ``var_list=[w, *dense.variables, global_step]``: what
+  GLOBAL_VARIABLES held at that line, the global step of
+  ``get_or_create_global_step()`` included, an optimizer's slots not (the v1
+  optimizer makes them at its first step: TS127); in a file with a Saver every
+  ``tf.Variable`` carries its TF1 name (``Variable_1``), which the Saver keys by;
+* ``tf.reset_default_graph()`` starts the store again: what is made after it is
+  named as in a new graph (``dense`` again).
 
 Module-level model code and the ``__main__`` guard are read in order; a model
 function at its first module-level call (what it makes becomes module names
@@ -41,7 +49,8 @@ attributes of ``self``, and a build method called once per network at each
 call (:mod:`tapeshift.migrate.rules.model_code_classes`). Whatever cannot be
 replayed without running the program (a scope named by a computed string,
 layers made in a loop, a regulariser, a function that makes variables where it
-runs but is never read) is reported (TS125) and the file keeps its compat form.
+runs but is never read, a model function called again that made variables
+without AUTO_REUSE) is reported (TS125) and the file keeps its compat form.
 """
 
 from __future__ import annotations
@@ -58,9 +67,11 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import (
-    AUTO, MODEL_CODE, REUSE, ModelCodeFacts, StoreError, VariableStore)
+    AUTO, MODEL_CODE, REUSE, FunctionFacts, ModelCodeFacts, StoreError, VariableStore)
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
+from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS, calls_at_top_only
+from tapeshift.migrate.rules.savers import TS127
 from tapeshift.migrate.rules.model_code_calls import (
     CallRewriter, assignment_counts, bind, is_main_guard, is_none, is_true, module_bindings,
     single_target, assigned_names)
@@ -118,6 +129,8 @@ class _NotStatic(Exception):
 _VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer",
                    "caching_device", "partitioner", "custom_getter", "reuse", "dtype",
                    "use_resource", "constraint", "auxiliary_name_scope")
+#: calls that make or read TF1's global step
+GLOBAL_STEP_APIS = frozenset({*GLOBAL_STEP_MAKERS, "train.get_global_step"})
 _COLLECTION_KEYS = {"GraphKeys.TRAINABLE_VARIABLES": "trainable",
                     "GraphKeys.GLOBAL_VARIABLES": "global", "GraphKeys.UPDATE_OPS": "update",
                     "trainable_variables": "trainable", "variables": "global",
@@ -131,7 +144,7 @@ class ModelCode(TapeshiftCodemod):
     ORDER = 25
     CODES = (TS125, TS126)
     SCREEN_NAMES = frozenset({"variable_scope", "get_variable", "layers", "get_collection",
-                              "trainable_variables", "global_variables", "name_scope"})
+                              "trainable_variables", "global_variables", "name_scope", "Saver"})
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -140,6 +153,9 @@ class ModelCode(TapeshiftCodemod):
         self._keras = False
         self._first_layer: Optional[cst.Call] = None
         self._slots: Optional[cst.Call] = None  # the first optimizer step seen
+        #: the optimizer steps seen in this graph: (call, the optimizer's API name or None)
+        self._optimizer_steps: List[tuple] = []
+        self._saver_line: Optional[cst.Call] = None  # the first Saver whose list is written
         self._class: Optional[ClassContext] = None  # the class whose build methods are read
         self._function: Optional[FunctionContext] = None  # the model function being read
         #: model functions defined and not called yet: name -> (out list, index, def)
@@ -175,6 +191,12 @@ class ModelCode(TapeshiftCodemod):
         self._makers = {id(fn): fn.name.value for fn in nodes(node)
                         if isinstance(fn, cst.FunctionDef) and self._makes_variables(fn)}
         self._replayed: Set[int] = set()
+        self._called_at_top_only = calls_at_top_only(node)
+        # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
+        self._uses_saver = any(isinstance(n, cst.Call) and self._model_api(n) == "train.Saver"
+                               for n in nodes(node))
+        self._global_steps = [n for n in nodes(node) if isinstance(n, cst.Call) and (
+            self.tf_api_name(n.func) or "") in GLOBAL_STEP_APIS]
         try:
             body = self._drop_unused_lists(self._block(list(node.body)))
         except _NotStatic:
@@ -199,6 +221,13 @@ class ModelCode(TapeshiftCodemod):
     def _fail(self, node: cst.CSTNode, message: str) -> None:
         self.report(TS125.code, node, message)
         raise _NotStatic()
+
+    def note_saver_slots(self, node: cst.Call, slots: List[str]) -> None:
+        """A Saver made after an optimizer step whose slots its TF1 list held (TS127)."""
+        self.report(TS127.code, node, f"tf.train.Saver(): TF1's list also held the slots of "
+                    f"{', '.join(dict.fromkeys(slots))}; the eager Saver made here saves the "
+                    "model's variables and the global step (the optimizer makes its slots at "
+                    "its first step)")
 
     # ------------------------------------------------------------------
     # statements
@@ -253,6 +282,9 @@ class ModelCode(TapeshiftCodemod):
                     self._inlining -= 1
                 out.extend(inlined_body(stmt, values, body))
                 continue
+            if isinstance(stmt, cst.SimpleStatementLine) and self._graph_reset(stmt):
+                out.append(stmt)
+                continue
             if isinstance(stmt, cst.SimpleStatementLine):
                 called = method_call(stmt, self._class) if self._class is not None else None
                 if called is not None and called not in self._class.bodies:
@@ -293,6 +325,11 @@ class ModelCode(TapeshiftCodemod):
             if name in self._read_functions and self._store.scope.name:
                 self._fail(n, f"`{name}` is called in variable scope `{self._store.scope.name}`: "
                            "its variables would be others than at its first call")
+            made_before = self._facts.functions.get(name)
+            if made_before is not None and any(not e.shared for e in made_before.made):
+                self._fail(n, f"`{name}` is called again: TF1 makes new variables at each call "
+                           "(or raises, a name taken), the code read at its first call shares "
+                           "one set (AUTO_REUSE or a reuse argument would share them in TF1 too)")
             if name not in self._pending:
                 continue
             if self._store.scope.name:
@@ -304,12 +341,18 @@ class ModelCode(TapeshiftCodemod):
             self._function = ctx
             saved_env = self._env
             self._env = {}
+            self._replayed.add(id(fn))  # (what it makes is in the store as it is read)
+            store, first = self._store, self._store.next_order
             try:
                 body = self._block(list(fn.body.body))
             finally:
                 self._function = None
                 self._env = saved_env
-            self._replayed.add(id(fn))
+            if self._store is not store:  # it reset the graph: what it made is all there is
+                store, first = self._store, 0
+            self._facts.functions[name] = FunctionFacts(
+                [e for e in store.entries.values() if e.order >= first],
+                alone=first == 0)
             out[index] = fn.with_changes(body=fn.body.with_changes(body=body))
             for made_stmt in ctx.hoisted:
                 reads = names_of(made_stmt)[0] & (ctx.params | ctx.locals)
@@ -364,8 +407,11 @@ class ModelCode(TapeshiftCodemod):
         return False
 
     def hidden_makers(self) -> List[str]:
-        """Functions that make variables where they run, which the store does not see."""
-        return [name for key, name in self._makers.items() if key not in self._replayed]
+        """Functions that make variables where they run, which the store does not see
+        (a model function not read yet, whose every call is a statement the rule reads
+        later, has not run yet)."""
+        return [name for key, name in self._makers.items() if key not in self._replayed
+                and not (name in self._pending and name in self._called_at_top_only)]
 
     def _method(self, name: str) -> List[cst.BaseStatement]:
         ctx = self._class
@@ -466,7 +512,8 @@ class ModelCode(TapeshiftCodemod):
         if api is None:
             return None
         if api in ("get_variable", "get_collection", "trainable_variables", "global_variables",
-                   "variable_scope", "get_variable_scope", "Variable", "VariableV1"):
+                   "variable_scope", "get_variable_scope", "Variable", "VariableV1",
+                   "train.Saver", *GLOBAL_STEP_MAKERS):
             return api
         if api in SUMMARY_OPS and self._store.scope.name_scope:
             return api  # its tag carries the name scope
@@ -636,12 +683,38 @@ class ModelCode(TapeshiftCodemod):
         """An optimizer step built here makes slot variables (Adam's moments) that
         TF1's GLOBAL_VARIABLES collection lists from then on; TF2 keeps them in
         the optimizer."""
-        if self._slots is None:
-            for n in nodes(stmt):
-                if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
-                        and n.func.attr.value in ("minimize", "apply_gradients"):
+        for n in nodes(stmt):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                    and n.func.attr.value in ("minimize", "apply_gradients"):
+                if self._slots is None:
                     self._slots = n
-                    return
+                receiver = self.bound(n.func.value)
+                api = self.tf_api_name(receiver.func) if isinstance(receiver, cst.Call) else None
+                self._optimizer_steps.append((n, api))
+
+    def _graph_reset(self, stmt: cst.SimpleStatementLine) -> bool:
+        """``tf.reset_default_graph()``: TF1 starts a new graph, whose variables are
+        named afresh (``dense`` again); eager code has no graph, the names live on
+        in the variables made after it. Read where the rule reads code once: module
+        level, the ``__main__`` guard, a model function at its first call."""
+        if not (len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+                and isinstance(stmt.body[0].value, cst.Call)
+                and self.tf_api_name(stmt.body[0].value.func) == "reset_default_graph"):
+            return False
+        if self._class is not None:
+            self._fail(stmt, "tf.reset_default_graph() in a method: which names the variables "
+                       "get depends on how often it runs")
+        if self._global_steps:
+            self._fail(stmt, "tf.reset_default_graph() in a file with a global step: eager "
+                       "code has one global step (get_or_create_global_step hands back the "
+                       "first graph's)")
+        self._store = VariableStore()
+        self._scope_vars = {}
+        self._slots = None
+        self._optimizer_steps = []
+        self.record_change(stmt, "tf.reset_default_graph(): the variables made after it are "
+                           "named as in a new graph")
+        return True
 
     def _reuse_statement(self, stmt: cst.SimpleStatementLine) -> bool:
         if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):

@@ -22,6 +22,14 @@ GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainab
                 "collections", "caching_device", "partitioner", "validate_shape",
                 "use_resource", "custom_getter", "constraint", "synchronization", "aggregation")
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16", "half", "double")
+#: ``tf.train.Saver``'s parameters, in order
+SAVER = ("var_list", "reshape", "sharded", "max_to_keep", "keep_checkpoint_every_n_hours", "name",
+         "restore_sequentially", "saver_def", "builder", "defer_build", "allow_empty",
+         "write_version", "pad_step_number", "save_relative_paths", "filename")
+#: the v1 optimizers that make no slot variables (every other one does: Adam's
+#: ``w/Adam``, ``w/Adam_1``, ``beta1_power``, Momentum's ``w/Momentum`` ...)
+NO_SLOTS = frozenset({"train.GradientDescentOptimizer", "train.ProximalGradientDescentOptimizer"})
+GLOBAL_STEP_MAKERS = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 #: v1 summary ops: ``(name, tensor, ...)``; their tag is the op's name, name scope included
 SUMMARY_OPS = frozenset({"summary.scalar", "summary.histogram", "summary.image", "summary.audio",
                          "summary.text", "summary.tensor_summary"})
@@ -50,9 +58,20 @@ class CallRewriter(cst.CSTTransformer):
         self.before: List[cst.SimpleStatementLine] = []
         self.changed = False
         self._top: Optional[cst.Call] = None
+        #: global collections that are a Saver's var_list (its semantics: slots left out)
+        self._saver_lists: Set[int] = set()
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self.rule._model_api(node) == "train.Saver":
+            # Saver(tf.global_variables()) is Saver(): the optimizer's slots are left out
+            given = bind(node, SAVER).get("var_list")
+            if isinstance(given, cst.Call) and self.rule._model_api(given) in (
+                    "global_variables", "get_collection"):
+                self._saver_lists.add(id(given))
+        return True
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) \
@@ -76,6 +95,10 @@ class CallRewriter(cst.CSTTransformer):
                 return self._layer(api[len("layers."):], original_node, updated_node, top)
             if api in ("get_collection", "trainable_variables", "global_variables"):
                 return self._collection(api, original_node)
+            if api == "train.Saver":
+                return self._saver(original_node, updated_node)
+            if api in GLOBAL_STEP_MAKERS:
+                return self._global_step(api, original_node, updated_node, top)
             if api in SUMMARY_OPS:
                 return self._summary(api, original_node, updated_node)
         except StoreError as exc:
@@ -233,10 +256,11 @@ class CallRewriter(cst.CSTTransformer):
                             and is_false(a.value) for a in call.args)
         handle = self._own_handle(top, full.rpartition("/")[2]) or ""
         self.store.add_variable(full, handle, trainable)
-        if full == (given or "Variable") or full.rpartition("/")[0] == "":
+        if full == (given or "Variable") or full.rpartition("/")[0] == "" and not rule._uses_saver:
             self.changed = bool(self.before)
-            return call  # no scope: TF2 names it as TF1 did
-        rule.record_change(original, f"tf.Variable named \"{full}\", as TF1 named it in its scope")
+            return call  # TF2 names it as TF1 did, or its name is never looked up
+        rule.record_change(original, f"tf.Variable named \"{full}\", as TF1 named it" + (
+            " in its scope" if "/" in full else " (a Saver keeps variables by name)"))
         new_name = cst.SimpleString(f'"{full}"')
         if named is not None:
             return call.with_changes(args=[a.with_changes(value=new_name) if a is named else a
@@ -348,34 +372,105 @@ class CallRewriter(cst.CSTTransformer):
             scope = rule._const_str(args["scope"])
             if scope is None:
                 rule._fail(original, f"`{code_of(original)}`: a scope named by a computed value")
-        if key == "global" and rule._slots is not None:
+        saver = id(original) in self._saver_lists
+        if key == "global" and rule._slots is not None and not saver:
             line, _ = rule.position(rule._slots)
             rule._fail(original, f"`{code_of(original)}` also holds the slot variables of the "
                        f"optimizer step on line {line}, which TF2 keeps in the optimizer "
                        "(list the variables before the optimizer, or the trainable ones)")
+        entries = self.store.collection(scope, trainable_only=key == "trainable")
+        if key.startswith("custom:"):  # collections=[...] of get_variable
+            entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
+        listed = self._listed(original, entries, "trainable_variables" if key == "trainable"
+                              else "variables")
+        rule.record_change(original, f"`{' '.join(code_of(original).split())}` -> the "
+                           f"{len(entries)} variable(s)/layer(s) TF1's collection held here")
+        return listed
+
+    def _listed(self, original: cst.Call, entries, attr: str) -> cst.List:
+        """The list of ``entries`` (a layer stands for ``layer.<attr>``)."""
+        rule = self.rule
         hidden = rule.hidden_makers()
         if hidden:
             rule._fail(original, f"`{code_of(original)}` would also hold the variables "
                        f"`{hidden[0]}` makes when it runs, which the codemod does not replay")
-        entries = self.store.collection(scope, trainable_only=key == "trainable")
-        if key.startswith("custom:"):  # collections=[...] of get_variable
-            entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
         # (a layer without variables, dropout or flatten, adds none)
         entries = [e for e in entries if e.info.get("variables", True)]
         elements: List[cst.BaseElement] = []
         for entry in entries:
-            if not entry.handle:
+            if not entry.handle and entry.info.get("global_step"):
+                # made in a model function: eager code has one global step, this one
+                elements.append(cst.Element(cst.parse_expression(
+                    f"{rule._alias}.compat.v1.train.get_global_step()")))
+            elif not entry.handle:
                 rule._fail(original, f"the collection holds {entry.name}, which is bound to no "
                            "name the codemod can use")
-            if entry.kind == "variable":
+            elif entry.kind == "variable":
                 elements.append(cst.Element(cst.parse_expression(entry.handle)))
             else:
-                attr = "trainable_variables" if key == "trainable" else "variables"
                 elements.append(cst.StarredElement(cst.Attribute(
                     cst.parse_expression(entry.handle), cst.Name(attr))))
-        rule.record_change(original, f"`{' '.join(code_of(original).split())}` -> the "
-                           f"{len(entries)} variable(s)/layer(s) TF1's collection held here")
         return cst.List(elements)
+
+    # -- tf.train.Saver, the global step -------------------------------------
+    def _saver(self, original: cst.Call, call: cst.Call) -> cst.BaseExpression:
+        """``tf.train.Saver()`` saves TF1's global variables of that line; the eager
+        Saver needs them listed: ``var_list=[...]``, what the collection holds here
+        (the variables, the layers' variables, the global step). An optimizer's
+        slots are not in the list: the v1 optimizer makes them at its first step,
+        after this line, when it runs eagerly (what is left out is noted, and
+        the Saver rule reports it)."""
+        rule = self.rule
+        if rule._class is not None:
+            self.changed = bool(self.before)
+            return call  # a Saver of an object: the Saver rule reports it
+        args = bind(call, SAVER)
+        slots = [f"tf.{api}" if api else f"the optimizer of line {rule.position(step)[0]}"
+                 for step, api in rule._optimizer_steps if api not in NO_SLOTS]
+        key = f"{rule._function.node.name.value if rule._function else ''}:{self.target or ''}"
+        given = args.get("var_list")
+        if given is not None and not is_none(given):
+            if id(bind(original, SAVER).get("var_list")) in self._saver_lists:
+                rule._facts.savers[key] = slots  # Saver(tf.global_variables())
+                if slots:
+                    rule.note_saver_slots(original, slots)
+            self.changed = bool(self.before) or call is not original
+            return call
+        listed = self._listed(original, self.store.collection(None), "variables")
+        rule._facts.savers[key] = slots
+        if slots:
+            rule.note_saver_slots(original, slots)
+        if rule._saver_line is None:
+            rule._saver_line = original
+        rule.record_change(original, f"tf.train.Saver(): var_list= the {len(listed.elements)} "
+                           "variable(s)/layer(s) TF1's GLOBAL_VARIABLES held here" + (
+                               f" (not the slots of {', '.join(dict.fromkeys(slots))}: the "
+                               "optimizer makes them at its first step)" if slots else ""))
+        value = _kwarg("var_list", listed)
+        rest = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "var_list")]
+        if rest:
+            value = value.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return call.with_changes(args=[value, *rest])
+
+    def _global_step(self, api: str, original: cst.Call, call: cst.Call,
+                     top: bool) -> cst.BaseExpression:
+        """``tf.train.get_or_create_global_step()`` stays (it runs eagerly and hands
+        back one global step, named ``global_step``); the store notes it, so that
+        GLOBAL_VARIABLES and a Saver list it."""
+        rule = self.rule
+        if self.store.scope.name:
+            rule._fail(original, f"`{code_of(original)}` in variable scope "
+                       f"`{self.store.scope.name}`: TF1 names it {self.store.scope.name}/"
+                       "global_step, eager code global_step")
+        handle = self._own_handle(top, "global_step") or ""
+        entry, created = self.store.global_step(handle)
+        if api == "train.create_global_step" and not created:
+            rule._fail(original, "tf.train.create_global_step(): the global step already exists "
+                       "(TF1 raises here)")
+        if created and handle:
+            entry.handle = handle
+        self.changed = bool(self.before)
+        return call
 
 
 # ----------------------------------------------------------------------
@@ -520,6 +615,24 @@ def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst
                         and counts.get(small.targets[0].target.value) == 1:
                     out[small.targets[0].target.value] = small.value
     return out
+
+
+def calls_at_top_only(module: cst.Module) -> Set[str]:
+    """Functions whose every use is a call in a module-level (or ``__main__``
+    guard) statement: they run where those statements are read."""
+    top: Set[int] = set()
+    for stmt in module.body:
+        inner = stmt.body.body if isinstance(stmt, cst.If) and is_main_guard(stmt) \
+            and stmt.orelse is None else [stmt]
+        for s in inner:
+            if isinstance(s, cst.SimpleStatementLine):
+                top |= {id(n.func) for n in nodes(s) if isinstance(n, cst.Call)}
+    defined = {id(fn.name) for fn in nodes(module) if isinstance(fn, cst.FunctionDef)}
+    uses: Dict[str, bool] = {}
+    for n in nodes(module):
+        if isinstance(n, cst.Name) and id(n) not in defined:  # (a def's name is no use)
+            uses[n.value] = uses.get(n.value, True) and id(n) in top
+    return {name for name, only in uses.items() if only}
 
 
 def _target_names(target: cst.CSTNode) -> List[str]:

@@ -181,6 +181,9 @@ EAGER_COMPAT = frozenset({
         "linear_cosine", "noisy_linear_cosine", "piecewise_constant")),
     "train.cosine_decay_restarts", "train.piecewise_constant",
     "train.get_or_create_global_step",
+    # eagerly the global step get_or_create_global_step made (one per program: the
+    # model-code rule refuses a file that resets the graph and has one)
+    "train.get_global_step",
     # shares variables made through variable scopes across eager calls (docs/tf1-vs-tf2.md, section 4)
     "make_template",
 })
@@ -336,12 +339,15 @@ EAGER_COMPAT = EAGER_COMPAT | AUDITED_EAGER_COMPAT
 RENAMES.update({f"tensorflow.{name}": f"tensorflow.compat.v1.{name}" for name in EAGER_COMPAT})
 
 
-#: v1 names whose TF2 namesake means something else: the v1 summary ops return a
-#: serialized ``Summary`` (TF1's bytes, histogram buckets included), TF2's write to a
-#: default writer or do nothing. Never renamed into; kept as ``tf.compat.v1`` where
-#: a rule writes them (:mod:`tapeshift.migrate.rules.summaries`).
+#: v1 names a rule writes and keeps as ``tf.compat.v1``, never renamed into: the v1
+#: summary ops, whose TF2 namesakes mean something else (they return a serialized
+#: ``Summary``, TF1's bytes, histogram buckets included; TF2's write to a default
+#: writer or do nothing; :mod:`tapeshift.migrate.rules.summaries`), and the v1 Saver.
 KEPT_V1 = frozenset({"summary.scalar", "summary.histogram", "summary.image", "summary.audio",
-                     "summary.text", "summary.tensor_summary"})
+                     "summary.text", "summary.tensor_summary",
+                     # runs eagerly given its var_list (TF2 has no name-based Saver), which
+                     # the savers rule writes out (tapeshift.migrate.rules.savers)
+                     "train.Saver"})
 
 
 def eager_compat(qualified: str) -> bool:

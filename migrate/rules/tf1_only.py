@@ -228,14 +228,16 @@ TRULY_TF1_ONLY = {
         "train.slice_input_producer", "train.string_input_producer", "train.limit_epochs",
         "train.match_filenames_once", "train.QueueRunner", "train.add_queue_runner",
         "train.queue_runner", "train.start_queue_runners", "train.LooperThread"),
-    "training loops, hooks, checkpoints and saved models of TF1": (
-        "train.Saver", "train.SaverDef", "train.Scaffold", "train.Supervisor", "train.Server",
+    "training loops, hooks, checkpoints and saved models of TF1 (the savers rule converts "
+    "`tf.train.Saver` where it can list its variables; `train.get_global_step` runs "
+    "eagerly)": (
+        "train.SaverDef", "train.Scaffold", "train.Supervisor", "train.Server",
         "train.*Hook", "train.*Session", "train.*SessionCreator", "train.SessionManager",
         "train.SessionRun*", "train.CheckpointSaverListener", "train.SecondOrStepTimer",
         "train.NanLossDuringTrainingError", "train.NewCheckpointReader", "train.VocabInfo",
         "train.Optimizer", "train.AdagradDAOptimizer", "train.SyncReplicasOptimizer",
         "train.assert_global_step", "train.basic_train_loop", "train.checkpoint_exists",
-        "train.create_global_step", "train.get_global_step", "train.global_step",
+        "train.create_global_step", "train.global_step",
         "train.do_quantize_training_on_graphdef", "train.export_meta_graph",
         "train.import_meta_graph", "train.generate_checkpoint_state_proto",
         "train.get_checkpoint_mtimes", "train.init_from_checkpoint", "train.remove_checkpoint",

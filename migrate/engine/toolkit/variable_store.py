@@ -35,7 +35,10 @@ The rules it follows are TensorFlow 1's, checked against ``tf.compat.v1`` in
   ``tf.Variable`` named ``w`` or ``dense`` after them is ``w_1``, ``dense_1``;
 * ``tf.get_collection(key, scope=S)`` keeps the variables whose name
   ``re.match``-es ``S`` (a prefix regex: ``G`` also matches ``G_1/v`` and
-  ``G2/w``), in creation order.
+  ``G2/w``), in creation order;
+* ``tf.train.get_or_create_global_step()`` makes ``global_step`` (by
+  ``get_variable`` in the current variable scope, not trainable) once, and
+  hands it back after.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ class Entry:
     trainable: bool = True
     order: int = 0  # creation order among all entries
     info: dict = field(default_factory=dict)  # what the rule that made it wants to keep
+    #: made under AUTO_REUSE: the same code run again looks it up (in TF1 too)
+    shared: bool = False
 
 
 @dataclass
@@ -85,6 +90,16 @@ VARIABLE_REFS = "variable_refs"
 
 
 @dataclass
+class FunctionFacts:
+    """What a model function made when the model-code rule read it (at its first call)."""
+
+    #: the variables and layers it made, in creation order (their handles: module names)
+    made: List[Entry]
+    #: nothing else existed in TF1's graph when it was first called
+    alone: bool
+
+
+@dataclass
 class ModelCodeFacts:
     #: handle -> the layer it holds (made by the model-code rule)
     layers: Dict[str, Entry] = field(default_factory=dict)
@@ -92,6 +107,12 @@ class ModelCodeFacts:
     batch_norm: Set[str] = field(default_factory=set)
     #: names assigned under ``control_dependencies(UPDATE_OPS)`` (train ops that ran the updates)
     update_guarded: Set[str] = field(default_factory=set)
+    #: ``tf.train.Saver`` calls whose default list the rule wrote out: ``"function:target"``
+    #: (``":saver"`` at module level) -> what TF1's list also held that the eager
+    #: Saver made at that line cannot (the slots of these optimizers; empty: nothing)
+    savers: Dict[str, List[str]] = field(default_factory=dict)
+    #: model functions read at their first call -> what they made there
+    functions: Dict[str, FunctionFacts] = field(default_factory=dict)
 
 
 class VariableStore:
@@ -111,8 +132,15 @@ class VariableStore:
         # name, TF1's close_variable_subscopes); a re-entered one puts back the
         # counts it found (a dict)
         self._on_close: List[object] = []
+        #: the entry of ``tf.train.get_or_create_global_step()``, once made
+        self.global_step_entry: Optional[Entry] = None
 
     # -- scopes -----------------------------------------------------------
+    @property
+    def next_order(self) -> int:
+        """The creation order the next variable or layer will get."""
+        return self._order
+
     @property
     def scope(self) -> Scope:
         return self._stack[-1]
@@ -218,7 +246,8 @@ class VariableStore:
 
     # -- variables and layers ----------------------------------------------
     def _make(self, full: str, handle: str, kind: str, trainable: bool, info: dict) -> Entry:
-        entry = Entry(full, handle, kind, trainable, self._order, dict(info))
+        entry = Entry(full, handle, kind, trainable, self._order, dict(info),
+                      shared=self.scope.reuse == AUTO)
         self._order += 1
         self.entries[full] = entry
         return entry
@@ -247,6 +276,20 @@ class VariableStore:
             return existing, False
         self._unique_name(full)  # the variable's op takes its name in the graph
         return self._make(full, handle, "variable", trainable, info or {}), True
+
+    def global_step(self, handle: str) -> Tuple[Entry, bool]:
+        """``tf.train.get_or_create_global_step()``: the graph's global step, an int64
+        scalar ``global_step`` that is not trainable, made by ``get_variable`` in the
+        current variable scope: (entry, created)."""
+        existing = self.global_step_entry
+        if existing is not None:
+            return existing, False
+        full = _join(self.scope.name, "global_step")
+        if full in self.entries:
+            raise StoreError(f"{full} already exists and is not the global step")
+        self._unique_name(full)
+        self.global_step_entry = self._make(full, handle, "variable", False, {"global_step": True})
+        return self.global_step_entry, True
 
     def variable_name(self, name: Optional[str]) -> str:
         """The name TF1 gives a ``tf.Variable(name=name)`` in the current name scope."""

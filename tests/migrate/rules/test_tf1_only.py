@@ -9,7 +9,8 @@ from tapeshift.migrate.rules.tf1_only import TF1OnlyNames, TF1OnlyNamesLeft, tf1
 
 
 def test_prefix_lookup():
-    assert tf1_only("train.Saver") == "train.Saver"
+    assert tf1_only("train.Supervisor") == "train.Supervisor"
+    assert tf1_only("train.Saver") is None  # the savers rule converts it (or reports TS128)
     assert tf1_only("train.AdamOptimizer") is None  # renamed to compat.v1, runs eagerly
     assert tf1_only("train.AdamOptimizer", strict=True) == "train.AdamOptimizer"
     assert tf1_only("layers.dense") == "layers"
@@ -32,10 +33,10 @@ class TestTF1OnlyNames(CodemodTest):
     def test_alias_T_reports(self) -> None:
         before = """
             import tensorflow as T
-            saver = T.train.Saver()
+            sv = T.train.Supervisor()
         """
         self.assertCodemod(before, before, expected_warnings=[
-            "TS109 2:9: T.train.Saver: tf.train.Saver has no TF2 "
+            "TS109 2:6: T.train.Supervisor: tf.train.Supervisor has no TF2 "
             "counterpart in the rename tables"])
 
     def test_from_import_reports(self) -> None:
