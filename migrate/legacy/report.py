@@ -121,6 +121,7 @@ class ScriptRun:
     seed: int | None = None
     align: dict = field(default_factory=dict)   # --align-random: the child's record (align.py)
     which: str = ""                # --legacy-runs: "run 2 of 3" (empty for a single run)
+    legacy: bool | None = None     # --after's training run: through run-legacy, or under TF2
 
     @property
     def failed(self) -> bool:
@@ -157,10 +158,14 @@ class VerifyReport:
     legacy_runs: list[ScriptRun] = field(default_factory=list)
     #: name -> (max abs diff, max rel diff) between the legacy runs, where they differ
     legacy_spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: --after / --after-migrated: the training run both read what it wrote
+    before: ScriptRun | None = None
 
     @property
     def failures(self) -> list[ScriptRun]:
-        return [r for r in (self.legacy, *self.legacy_runs[1:], self.new) if r.failed]
+        runs = (*([self.before] if self.before is not None else []), self.legacy,
+                *self.legacy_runs[1:], self.new)
+        return [r for r in runs if r.failed]
 
     @property
     def n_legacy_runs(self) -> int:
@@ -344,7 +349,9 @@ class VerifyReport:
                               for name, (a, r) in self.legacy_spread.items()},
             "runs": {"legacy": self.legacy.to_dict(), "new": self.new.to_dict(),
                      **({"legacy_more": [r.to_dict() for r in self.legacy_runs[1:]]}
-                        if self.legacy_runs[1:] else {})},
+                        if self.legacy_runs[1:] else {}),
+                     **({"training": {**self.before.to_dict(), "legacy": self.before.legacy}}
+                        if self.before is not None else {})},
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -384,6 +391,11 @@ class VerifyReport:
 
     def to_text(self) -> str:
         out = [f"tapeshift verify: legacy {self.legacy.path} (run-legacy) vs new {self.new.path} (TF2)"]
+        if self.before is not None:
+            how = "run-legacy" if self.before.legacy else "TF2"
+            out.append(f"after the training script {self.before.path} ({how}" + (
+                ")" if self.before.failed else f": exit {self.before.returncode}, "
+                f"{self.before.duration:.1f} s); both read what it wrote"))
         if self.failures:
             for run in self.failures:
                 out.append(f"FAILED: {_failure_line(run)}")
@@ -445,7 +457,8 @@ def _names(names: Sequence[str], limit: int = 20) -> str:
 
 def _failure_line(run: ScriptRun) -> str:
     which = f" ({run.which})" if run.which else ""
-    return f"the {run.role} script {run.path}{which} {run.error}"
+    after = " (the prediction scripts were not run)" if run.role == "training" else ""
+    return f"the {run.role} script {run.path}{which} {run.error}{after}"
 
 
 def _json_number(x: float) -> float | str:

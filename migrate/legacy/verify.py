@@ -105,7 +105,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
                  env: dict | None = None, user_paths: Sequence[str | os.PathLike] = (),
                  on_output: OutputCallback | None = None, seed: int | None = None,
                  align_random: int | None = None, number: tuple[int, int] | None = None,
-                 on_start: Callable[[subprocess.Popen], None] | None = None) -> ScriptRun:
+                 on_start: Callable[[subprocess.Popen], None] | None = None,
+                 role: str | None = None) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
@@ -118,10 +119,11 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     draws come from (``None``: they are left alone; see docs/verify.md).
     ``number``: ``(k, n)`` for the k-th of n runs of the same script (the
     report says "run k of n"; ``on_output`` gets the role ``legacy#k`` for k > 1).
-    ``on_start`` is called with the child process once it is started.
+    ``on_start`` is called with the child process once it is started. ``role``
+    names the run in reports and output (default ``legacy`` or ``new``).
     """
     script = Path(script)
-    role = "legacy" if legacy else "new"
+    role = role or ("legacy" if legacy else "new")
     which = f"run {number[0]} of {number[1]}" if number else ""
     label = f"{role}#{number[0]}" if number and number[0] > 1 else role
     tmp = tempfile.mkdtemp(prefix=f"tapeshift-{role}-")
@@ -235,7 +237,9 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
                    user_paths: Sequence[str | os.PathLike] = (),
                    on_output: OutputCallback | None = None,
                    seed: int | None = None, align_random: bool = False,
-                   legacy_runs: int = 1, parallel: int = PARALLEL_RUNS) -> VerifyReport:
+                   legacy_runs: int = 1, parallel: int = PARALLEL_RUNS,
+                   after: str | os.PathLike | None = None, after_legacy: bool = True,
+                   after_args: Sequence[str] = ()) -> VerifyReport:
     """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare
     (with ``legacy_runs`` >= 2, ``parallel`` runs at a time).
 
@@ -256,13 +260,38 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     options, the runs (the new one included) ``parallel`` at a time, and
     :func:`compare_runs` compares the legacy runs with each other first
     (``--legacy-runs``, docs/verify.md).
+
+    ``after``: a train/predict pair. The training script ``after`` runs first
+    (through run-legacy when ``after_legacy``, else under TF2; with ``after_args``
+    and ``seed``, in ``cwd``), then ``legacy`` and ``new``, which read what it wrote
+    (a checkpoint), ``parallel`` at a time; if it fails, they do not run
+    (``--after`` / ``--after-migrated``, docs/verify.md).
     """
     stream = (seed if seed is not None else ALIGN_DEFAULT_SEED) if align_random else None
     common = dict(timeout=timeout, cwd=cwd, on_output=on_output, seed=seed, align_random=stream)
-    if legacy_runs <= 1:
+    before = None
+    if after is not None:
+        before = run_captured(after, after_args, legacy=after_legacy, role="training",
+                              user_paths=user_paths if after_legacy else (), timeout=timeout,
+                              cwd=cwd, on_output=on_output, seed=seed)
+        before.legacy = after_legacy
+        if before.failed:
+            return VerifyReport(_not_run(legacy, "legacy"), _not_run(new, "new"), before=before)
+    if legacy_runs <= 1 and after is None:
         legacy_run = run_captured(legacy, args, legacy=True, user_paths=user_paths, **common)
         new_run = run_captured(new, args, legacy=False, **common)
         return compare_runs(legacy_run, new_run, rtol=rtol, atol=atol, printed=printed)
+    if legacy_runs <= 1:  # after the training run: the two predictions side by side
+        runs = run_parallel([
+            lambda on_start: run_captured(legacy, args, legacy=True, user_paths=user_paths,
+                                          on_start=on_start, **common),
+            lambda on_start: run_captured(new, args, legacy=False, on_start=on_start, **common),
+        ], parallel, required=2)
+        report = compare_runs(runs[0] or _not_run(legacy, "legacy"),
+                              runs[1] or _not_run(new, "new"), rtol=rtol, atol=atol,
+                              printed=printed)
+        report.before = before
+        return report
 
     def legacy_job(k: int) -> Job:
         return lambda on_start: run_captured(legacy, args, legacy=True, user_paths=user_paths,
@@ -275,8 +304,15 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     jobs = [legacy_job(1), new_job, *(legacy_job(k) for k in range(2, legacy_runs + 1))]
     runs = run_parallel(jobs, parallel, required=2)
     others = [r for r in runs[2:] if r is not None]
-    return compare_runs(runs[0], runs[1], rtol=rtol, atol=atol, printed=printed,
-                        legacy_others=others)
+    report = compare_runs(runs[0], runs[1], rtol=rtol, atol=atol, printed=printed,
+                          legacy_others=others)
+    report.before = before
+    return report
+
+
+def _not_run(script: str | os.PathLike, role: str) -> ScriptRun:
+    """A run that did not happen (the training run before it failed)."""
+    return ScriptRun(role, Path(script), [], None, "", "", 0.0)
 
 
 def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike, *,
@@ -403,13 +439,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="'ARG ...'",
                         help="arguments for both scripts, as one shell-quoted string "
                              "(write --args='--flag' when it has no space)")
+    pair = parser.add_mutually_exclusive_group()
+    pair.add_argument("--after", metavar="TRAIN",
+                      help="a train/predict pair: run the legacy training script TRAIN first "
+                           "(through run-legacy), then LEGACY and NEW, the two prediction "
+                           "scripts, on what it wrote (its checkpoint), and compare them; "
+                           "all three in the current directory")
+    pair.add_argument("--after-migrated", metavar="TRAIN",
+                      help="as --after, with the migrated training script TRAIN run under TF2: "
+                           "the legacy prediction script then reads the migrated program's "
+                           "checkpoint")
+    parser.add_argument("--after-args", type=shlex.split, default=[], metavar="'ARG ...'",
+                        help="arguments for the training script of --after / --after-migrated")
 
 
 def run(args: argparse.Namespace) -> int:
-    for path in (args.legacy, args.new):
+    after = args.after or args.after_migrated
+    for path in (args.legacy, args.new, *([after] if after else [])):
         if not Path(path).is_file():
             print(f"tapeshift verify: no such script: {path}", file=sys.stderr)
             return ExitCode.ERROR
+    if args.after_args and not after:
+        print("tapeshift verify: --after-args needs --after or --after-migrated", file=sys.stderr)
+        return ExitCode.ERROR
     on_output = None
     if args.show_output:
         def on_output(role: str, stream: str, text: str) -> None:
@@ -421,7 +473,8 @@ def run(args: argparse.Namespace) -> int:
                             timeout=args.timeout or None, args=args.script_args,
                             printed=args.printed, user_paths=args.user_path, on_output=on_output,
                             seed=args.seed, align_random=args.align_random,
-                            legacy_runs=args.legacy_runs or 1)
+                            legacy_runs=args.legacy_runs or 1, after=after,
+                            after_legacy=args.after is not None, after_args=args.after_args)
     if args.json:
         print(report.to_json())
     else:
