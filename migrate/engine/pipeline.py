@@ -440,8 +440,8 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
             tree, f, c = runner.run(rule, tree, shared)
             if (f or c) and given is not original:
                 # a pre-rule reads the earlier ones' output: its lines are mapped back
-                lines = LineMap(source, given.code)
-                f, c = lines.remap(f), lines.remap(c)
+                pre_lines = LineMap(source, given.code)
+                f, c = pre_lines.remap(f), pre_lines.remap(c)
             findings.extend(f)
             changes.extend(c)
     except Exception as exc:

@@ -172,6 +172,10 @@ class ModelCode(TapeshiftCodemod):
         self._alias = tf_module_alias(node)
         if self._alias is None:
             return False
+        if not {n.value for n in nodes(node) if isinstance(n, cst.Name)} & self.SCREEN_NAMES:
+            # no variable store in use (plain tf.Variable only): nothing to replay; the
+            # rule acts where its screen lets it run, in reference mode as in the pipeline
+            return False
         self._module = node
         self._store = VariableStore()
         self._facts = ModelCodeFacts()
