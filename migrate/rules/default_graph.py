@@ -25,7 +25,7 @@ Otherwise the block stays and the file keeps what the other rules say of it.
 
 from __future__ import annotations
 
-from typing import List, Sequence, Set
+from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 import libcst.matchers as m
@@ -47,28 +47,38 @@ class DefaultGraphBlocks(TapeshiftCodemod):
     SCREEN_NAMES = frozenset({"as_default"})
 
     def visit_Module(self, node: cst.Module) -> bool:
+        # read on the original tree (its names resolved), written back in leave_Module
+        self._new_body: Optional[List[cst.BaseStatement]] = None
+        if tf_module_alias(node) is None:
+            return False
         self._alias = tf_module_alias(node)
-        return self._alias is not None
+        body = [self._inner(stmt) for stmt in node.body]
+        body = self._body(body, node.body)
+        if any(a is not b for a, b in zip(body, node.body)) or len(body) != len(node.body):
+            self._new_body = body
+        return False
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self._body(updated_node.body))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef,
-                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        if not isinstance(updated_node.body, cst.IndentedBlock):
+        if self._new_body is None:
             return updated_node
-        body = self._body(updated_node.body.body)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return updated_node.with_changes(body=self._new_body)
 
-    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
-        if not is_main_guard(updated_node) or not isinstance(updated_node.body, cst.IndentedBlock):
-            return updated_node
-        body = self._body(updated_node.body.body)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+    def _inner(self, stmt: cst.BaseStatement) -> cst.BaseStatement:
+        """A module-level function or ``__main__`` guard with its own graph block dissolved."""
+        if isinstance(stmt, cst.FunctionDef) or (isinstance(stmt, cst.If) and is_main_guard(stmt)):
+            if isinstance(stmt.body, cst.IndentedBlock):
+                body = self._body(list(stmt.body.body), stmt.body.body)
+                if body != list(stmt.body.body):
+                    return stmt.with_changes(body=stmt.body.with_changes(body=body))
+        return stmt
 
     # ------------------------------------------------------------------
-    def _body(self, body: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
-        """``body`` with its one whole-program graph block dissolved (else as it is)."""
+    def _body(self, body: Sequence[cst.BaseStatement],
+              original: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
+        """``body`` with its one whole-program graph block dissolved (else as it is);
+        ``original`` holds the same statements as parsed (names are resolved on them)."""
+        if any(a is not b for a, b in zip(body, original)):
+            return list(body)  # a function's own block went: its module stays as it is
         blocks = [i for i, stmt in enumerate(body) if self._graph_of(stmt) is not None]
         if len(blocks) != 1:
             return list(body)
@@ -78,6 +88,9 @@ class DefaultGraphBlocks(TapeshiftCodemod):
         graph = self._graph_of(block)
         named = graph if isinstance(graph, str) else None
         made_at = None
+        builders = {stmt.name.value for stmt in body
+                    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+                    and any(isinstance(n, cst.Name) and n.value == self._alias for n in nodes(stmt))}
         for i, stmt in enumerate(body):
             if i == index:
                 continue
@@ -86,7 +99,7 @@ class DefaultGraphBlocks(TapeshiftCodemod):
                 continue
             if named is not None and i > index and self._session_on(stmt, named):
                 continue  # `with tf.Session(graph=graph):` builds into the graph too
-            if self._uses_tf(stmt) or (named is not None and named in _loads(stmt)):
+            if self._uses_tf(stmt, builders) or (named is not None and named in _loads(stmt)):
                 return list(body)  # other TensorFlow code beside the graph: it stays
         if named is not None:
             if made_at is None or not all(self._only_sessions_use(stmt, named)
@@ -138,10 +151,15 @@ class DefaultGraphBlocks(TapeshiftCodemod):
             targets=[m.AssignTarget(target=m.Name(name))], value=m.Call(args=[]))])) \
             and self.is_tf(stmt.body[0].value.func, "Graph")
 
-    def _uses_tf(self, stmt: cst.CSTNode) -> bool:
-        if m.matches(stmt, m.SimpleStatementLine(body=[m.OneOf(m.Import(), m.ImportFrom())])):
+    def _uses_tf(self, stmt: cst.CSTNode, builders: Set[str]) -> bool:
+        """The statement builds graph ops where it stands: it spells TensorFlow or calls
+        one of ``builders`` (the body's functions and classes that use it). A ``def``
+        or ``class`` builds nothing until it is called."""
+        if m.matches(stmt, m.SimpleStatementLine(body=[m.OneOf(m.Import(), m.ImportFrom())])) \
+                or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return False
-        return any(isinstance(n, cst.Name) and n.value == self._alias for n in nodes(stmt))
+        return any(isinstance(n, cst.Name) and (n.value == self._alias or n.value in builders)
+                   for n in nodes(stmt))
 
     def _session_on(self, stmt: cst.CSTNode, name: str) -> bool:
         """``with tf.Session(graph=name) [as sess]:`` (a session's block enters its graph)."""

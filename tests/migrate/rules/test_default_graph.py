@@ -87,6 +87,33 @@ class TestDefaultGraph(CodemodTest):
         """
         self.assertCodemod(before, before)
 
+    def test_functions_beside_the_graph_build_nothing_until_called(self) -> None:
+        before = """
+            import tensorflow as tf
+            def model(x):
+                return tf.layers.dense(x, 3)
+            with tf.Graph().as_default():
+                y = model(tf.ones([2, 4]))
+        """
+        after = """
+            import tensorflow as tf
+            def model(x):
+                return tf.layers.dense(x, 3)
+            y = model(tf.ones([2, 4]))
+        """
+        self.assertCodemod(before, after)
+
+    def test_a_function_called_outside_the_graph_keeps_it(self) -> None:
+        before = """
+            import tensorflow as tf
+            def model(x):
+                return tf.layers.dense(x, 3)
+            z = model(inputs)
+            with tf.Graph().as_default():
+                y = model(inputs)
+        """
+        self.assertCodemod(before, before)
+
     def test_two_graphs_stay(self) -> None:
         before = """
             import tensorflow as tf
