@@ -28,6 +28,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -224,6 +225,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         blocked = False
 
         steps = self.shared.get("step_functions", set())
+        strategies = self._strategies(node)
         stateful: List[tuple] = []  # (node, message): they matter only if a graph is run
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
@@ -286,7 +288,8 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                         stateful.append((n, f"`.{attr}(...)` builds an update op; eager code "
                                          "would apply it once, when the line runs, not at each "
                                          "sess.run"))
-                    elif attr in ("eval", "run"):
+                    elif attr in ("eval", "run") \
+                            and not self._is_strategy(n.func.value, strategies):
                         evals.append((n, stack[:]))
                 for arg in n.args:
                     if arg.keyword is not None and arg.keyword.value == "seed":
@@ -378,6 +381,27 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         self._sessions = sessions
         self._active = (has_session or bool(self._remove)) and not blocked
         return self._active  # inactive, every leave method keeps its node: no need to visit
+
+    def _strategies(self, module: cst.Module) -> Set[str]:
+        """Names bound to a ``tf.distribute`` call (a strategy, a replica context): their
+        ``.run(fn)`` is a distributed call of a function, not a graph run."""
+        names: Set[str] = set()
+        for n, _ in in_order(module):  # assignments in the order they are written
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 \
+                    and isinstance(n.targets[0].target, cst.Name):
+                if self._is_strategy(n.value, names):
+                    names.add(n.targets[0].target.value)
+                else:
+                    names.discard(n.targets[0].target.value)
+        return names
+
+    def _is_strategy(self, expr: cst.BaseExpression, strategies: Set[str]) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in strategies
+        if isinstance(expr, cst.Call):
+            name = self.tf_api_name(expr.func)
+            return name is not None and name.startswith("distribute.")
+        return False
 
     def _session_binding(self, call: cst.Call, stack: List[cst.CSTNode]):
         """The name a Session is bound to; "" when unnamed; False (reported) when unsupported."""

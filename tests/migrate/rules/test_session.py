@@ -221,6 +221,39 @@ class TestSession(CodemodTest):
             "TS108 4:9: `.minimize(...)` builds an update op; eager code would apply it "
             "once, when the line runs, not at each sess.run"])
 
+    def test_strategy_run_is_not_a_graph_run(self) -> None:
+        # strategy.run calls a function on the replicas: the update in it is eager code,
+        # applied each time the step runs, as a TF2 training loop writes it
+        before = """
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                W = tf.Variable(1.0)
+                opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+
+            def step():
+                noise = tf.random.normal([])
+                with tf.GradientTape() as tape:
+                    loss = W * W + noise
+                opt.apply_gradients([(tape.gradient(loss, W), W)])
+
+            strategy.run(step)
+            tf.distribute.get_strategy().run(step)
+        """
+        self.assertCodemod(before, before, expected_warnings=[])
+
+    def test_a_name_no_longer_a_strategy_runs_the_graph(self) -> None:
+        before = """
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            strategy = make_runner()
+            r = tf.random_normal([2])
+            strategy.run(r)
+        """
+        self.assertCodemod(before, before, expected_warnings=[
+            "TS108 4:5: a random op outside a variable initialiser draws new values at "
+            "every sess.run, but once in eager code"])
+
     def test_warns_and_skips_session_passed_around(self) -> None:
         before = """
             import tensorflow as tf
