@@ -27,6 +27,8 @@ NON_TENSOR = frozenset({
     "initialize_variables", "float32", "float64", "int32", "int64", "bool", "TensorShape",
     "shape",
 })
+#: TF modules whose calls make no tensor (optimizers, writers, strategies and their contexts)
+NON_TENSOR_MODULES = frozenset({"train", "summary", "distribute"})
 
 
 class KindMixin:
@@ -52,7 +54,7 @@ class KindMixin:
                 return "variable"
             if name in LIST_MAKERS:
                 return "list"
-            if name in NON_TENSOR or "." in name and name.split(".")[0] in ("train", "summary"):
+            if name in NON_TENSOR or "." in name and name.split(".")[0] in NON_TENSOR_MODULES:
                 return "unknown"
             return "tensor"
         if isinstance(expr, cst.Subscript):

@@ -1,0 +1,44 @@
+"""KindMixin: what a name holds, read from the TensorFlow call that made it."""
+
+from textwrap import dedent
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+
+from tapeshift.migrate.engine.rule import TapeshiftCodemod
+from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+
+
+class _Kinds(KindMixin, TapeshiftCodemod):
+    def visit_Module(self, node: cst.Module) -> bool:
+        self.kinds, _ = self.infer_kinds(node)
+        return False
+
+
+def kinds(code: str) -> dict:
+    rule = _Kinds(CodemodContext())
+    rule.transform_module(cst.parse_module(dedent(code)))
+    return rule.kinds
+
+
+def test_tensors_variables_and_lists():
+    found = kinds("""
+        import tensorflow as tf
+        x = tf.constant(1.0)
+        w = tf.Variable(2.0)
+        parts = tf.split(x, 2)
+        y = x * w
+    """)
+    assert found == {"x": "tensor", "w": "variable", "parts": "list", "y": "tensor"}
+
+
+def test_optimizers_writers_and_strategies_are_no_tensors():
+    # `strategy.run(...)` is not a tensor's run(): nothing to call .numpy() on
+    found = kinds("""
+        import tensorflow as tf
+        opt = tf.train.AdamOptimizer(0.1)
+        writer = tf.summary.create_file_writer("logs")
+        strategy = tf.distribute.MirroredStrategy()
+        context = tf.distribute.get_replica_context()
+    """)
+    assert set(found.values()) == {"unknown"}
