@@ -65,8 +65,9 @@ SOURCE = "import tensorflow as tf\n\ny = tf.frobnicate(tf.constant(1.0))\n"
 def test_the_order_of_the_rules_is_declared_by_the_rules():
     names = {p: [r.__name__ for r in registry.phase(p)] for p in registry.PHASES}
     assert names == {
-        "pre": ["ContribToTfSlim", "CustomGradientsToTape", "DefaultGraphBlocks", "ModelCode",
-                "SummariesToWriter", "SaversToEager", "FeedsToFunctions", "ClassFeedsToMethods"],
+        "pre": ["ContribToTfSlim", "CustomGradientsToTape", "DefaultGraphBlocks", "Towers",
+                "ModelCode", "SummariesToWriter", "SaversToEager", "FeedsToFunctions",
+                "ClassFeedsToMethods", "TowersStrategy"],
         "tape": ["SessionToEager", "GradientsToTape", "RenameTF1Names", "V1OptimizersToKeras",
                  "CompatV1ToTF2Imports"],
         "check": ["TF1OnlyNames"],
@@ -155,4 +156,5 @@ def test_every_registered_rule_declares_a_phase_and_codes_it_owns():
     assert {r.RULE for r in registry.rules()} == {
         "contrib", "custom_gradients", "feeds", "session", "gradients", "renames",
         "keras-optimizers", "imports", "tf1-only", "tf1-only-left", "compat", "layers",
-        "model-code", "class-feeds", "summaries", "default-graph", "savers"}
+        "model-code", "class-feeds", "summaries", "default-graph", "savers", "towers",
+        "towers-strategy"}
