@@ -7,6 +7,13 @@ reported); every other contrib module is reported with its maintained
 replacement (``tapeshift.migrate.engine.contrib_table``). Files that use tf-slim stay in graph mode for
 now (TS118): slim layers create their variables when called, which an eager
 rewrite must not repeat.
+
+``xavier_initializer()`` (uniform, the default) is TensorFlow's own
+``glorot_uniform_initializer``: the same bound, sqrt(6 / (fan_in + fan_out)),
+drawn by the same ``random_uniform`` op, so it becomes TF1's core
+``tf.glorot_uniform_initializer`` (which the later rules spell for each form) and
+a file that used contrib for its initializer alone needs no tf-slim. (``uniform=False`` is a truncated normal with
+stddev sqrt(1.3 / n), which no TensorFlow initializer draws: it moves to tf_slim.)
 """
 
 from __future__ import annotations
@@ -72,6 +79,11 @@ DESCRIPTION = "tf.contrib.slim/layers/framework -> tf_slim; other tf.contrib mod
 
 _EXPORTS = {"tf_slim": TF_SLIM, "tf_slim.layers": TF_SLIM_LAYERS}
 
+#: contrib initializers that are a TensorFlow initializer when called with ``uniform``
+#: left at True: their parameters after ``uniform``, passed on by keyword
+_XAVIER = {f"contrib.{m}.{n}": ("seed", "dtype") for m in ("layers", "slim")
+           for n in ("xavier_initializer", "xavier_initializer_conv2d")}
+
 
 def slim_target(api: str) -> Optional[str]:
     """``contrib.slim.fully_connected`` -> ``tf_slim.fully_connected``; None if not provided."""
@@ -106,6 +118,8 @@ class ContribToTfSlim(TapeshiftCodemod):
         super().__init__(context)
         self._slim_used = False
         self._as_import = {}  # `slim = tf.contrib.slim` statement -> (module, bound name)
+        self._xavier: dict = {}  # xavier_initializer call -> its glorot_uniform_initializer
+        self._xavier_parts: set = set()  # the attributes that spell those calls' functions
 
     # -- `slim = tf.contrib.slim` becomes `import tf_slim as slim` ------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -133,11 +147,48 @@ class ContribToTfSlim(TapeshiftCodemod):
         return updated_node.with_changes(body=[cst.Import(names=[cst.ImportAlias(
             name=cst.parse_expression(module), asname=cst.AsName(name=cst.Name(bound)))])])
 
+    # -- xavier_initializer(): TensorFlow's glorot_uniform_initializer ---------
+    def visit_Call(self, node: cst.Call) -> None:
+        api = self.tf_api_name(node.func)
+        if api not in _XAVIER or not isinstance(node.func, cst.Attribute):
+            return
+        args = []
+        for i, arg in enumerate(node.args):
+            name = arg.keyword.value if arg.keyword else ("uniform", *_XAVIER[api])[i] \
+                if i <= len(_XAVIER[api]) and not arg.star else None
+            if name == "uniform":
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+                    return  # a truncated normal TensorFlow has no initializer for
+            elif name is None:
+                return
+            else:
+                args.append(arg.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""))))
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        root = node.func
+        while isinstance(root, cst.Attribute):
+            self._xavier_parts.add(root)
+            root = root.value
+        self._xavier[node] = node.with_changes(
+            func=cst.parse_expression(f"{code_of(root)}.glorot_uniform_initializer"), args=args)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        new = self._xavier.get(original_node)
+        if new is None:
+            return updated_node
+        self.record_change(original_node, f"tf.{self.tf_api_name(original_node.func)}() -> "
+                                          "tf.glorot_uniform_initializer()")
+        return new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
     # -- references: tf.contrib.slim.fully_connected ------------------------
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         api = self.tf_api_name(original_node)
         if api is None or not api.startswith("contrib.") or self._is_import_value(original_node):
             return updated_node
+        if original_node in self._xavier_parts:
+            return updated_node  # the call becomes glorot_uniform_initializer
         parts = api.split(".")
         target = slim_target(api)
         if target is None:

@@ -2,6 +2,7 @@
 
 from textwrap import dedent
 
+import numpy as np
 import pytest
 from libcst.codemod import CodemodTest
 
@@ -53,6 +54,29 @@ class TestContribToTfSlim(CodemodTest):
         code = "class tf:\n    contrib = None\nslim = tf.contrib.slim\n"
         self.assertCodemod(code, code)
 
+    def test_xavier_initializer_is_glorot_uniform(self) -> None:
+        self.assertCodemod(
+            dedent("""\
+                import tensorflow as tf
+                a = tf.get_variable("a", [2, 3], initializer=tf.contrib.layers.xavier_initializer())
+                b = tf.contrib.layers.xavier_initializer(True, 3, tf.float64)
+                c = tf.contrib.slim.xavier_initializer_conv2d(seed=1)
+            """),
+            dedent("""\
+                import tensorflow as tf
+                a = tf.get_variable("a", [2, 3], initializer=tf.glorot_uniform_initializer())
+                b = tf.glorot_uniform_initializer(seed=3, dtype=tf.float64)
+                c = tf.glorot_uniform_initializer(seed=1)
+            """))
+
+    def test_xavier_normal_stays_tf_slim(self) -> None:
+        # uniform=False draws a truncated normal of stddev sqrt(1.3 / n): no TF initializer does
+        self.assertCodemod(
+            "import tensorflow as tf\ni = tf.contrib.layers.xavier_initializer(uniform=False)\n",
+            "import tensorflow as tf\nimport tf_slim\n\ni = tf_slim.xavier_initializer(uniform=False)\n",
+            expected_warnings=["TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
+                               "slim model code stays in graph mode for now"])
+
     def test_other_contrib_modules_are_reported_and_left(self) -> None:
         code = "import tensorflow as tf\ncell = tf.contrib.rnn.LSTMCell(4)\n"
         self.assertCodemod(code, code, expected_warnings=[
@@ -75,6 +99,43 @@ def test_slim_file_migrates_in_compat_mode_with_tf_slim():
     assert "import tf_slim as slim" in r.output and "contrib" not in r.output
     assert [f.code for f in r.findings][:1] == ["TS118"]
     assert not migrate_source(r.output, "s.py").changed  # idempotent
+
+
+XAVIER_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+w = tf.get_variable("w", [3, 2], initializer=tf.contrib.layers.xavier_initializer(seed=7))
+loss = tf.reduce_sum(tf.matmul(x, w))
+train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    print(sess.run(w))
+"""
+
+
+def test_a_file_using_contrib_for_xavier_alone_reaches_tape_form():
+    r = migrate_source(XAVIER_SCRIPT, "x.py")
+    assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
+    assert "tf_slim" not in r.output and "contrib" not in r.output
+    assert "glorot_uniform_initializer(seed=7)" in r.output
+
+
+@pytest.mark.tf
+def test_xavier_initializer_draws_what_glorot_uniform_draws():
+    """tf-slim's xavier_initializer (contrib's, moved) and v1 glorot_uniform, same seed, in a graph."""
+    import tensorflow as tf
+    import tf_slim
+
+    shapes = [[3, 2], [5, 5, 4, 8], [7]]
+    with tf.Graph().as_default():
+        pairs = [(tf_slim.xavier_initializer(seed=s)(shape),
+                  tf.compat.v1.glorot_uniform_initializer(seed=s)(shape))
+                 for s, shape in enumerate(shapes)]
+        with tf.compat.v1.Session() as sess:
+            for a, b in sess.run(pairs):
+                np.testing.assert_array_equal(a, b)  # the same op, the same bound: bit for bit
 
 
 @pytest.mark.tf
