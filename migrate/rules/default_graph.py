@@ -17,7 +17,7 @@ where the other rules read them as any module-level graph code. The graph's
 name and a ``graph=`` argument that named it go with it.
 
 Only a graph that is the whole of its body's TensorFlow code dissolves: one
-block per body (module, ``__main__`` guard or function), no other statement of
+block per body (module, ``__main__`` guard, function or method), no other statement of
 that body uses TensorFlow, and the graph's name is used for nothing else
 (``graph.get_operations()``, ``graph.finalize()``, a second session on it).
 Otherwise the block stays and the file keeps what the other rules say of it.
@@ -64,7 +64,14 @@ class DefaultGraphBlocks(TapeshiftCodemod):
         return updated_node.with_changes(body=self._new_body)
 
     def _inner(self, stmt: cst.BaseStatement) -> cst.BaseStatement:
-        """A module-level function or ``__main__`` guard with its own graph block dissolved."""
+        """A module-level function, a method (a test case's, often) or the ``__main__``
+        guard with its own graph block dissolved."""
+        if isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            members = [self._inner(s) if isinstance(s, cst.FunctionDef) else s
+                       for s in stmt.body.body]
+            if any(a is not b for a, b in zip(members, stmt.body.body)):
+                return stmt.with_changes(body=stmt.body.with_changes(body=members))
+            return stmt
         if isinstance(stmt, cst.FunctionDef) or (isinstance(stmt, cst.If) and is_main_guard(stmt)):
             if isinstance(stmt.body, cst.IndentedBlock):
                 body = self._body(list(stmt.body.body), stmt.body.body)

@@ -77,6 +77,45 @@ class TestDefaultGraph(CodemodTest):
         """
         self.assertCodemod(before, after)
 
+    def test_in_a_test_case_method(self) -> None:
+        # a unittest method builds its own graph: only that method's block goes
+        before = """
+            import tensorflow as tf
+
+            class TestLoss(unittest.TestCase):
+                def test_positive(self):
+                    values = [1.0, 2.0]
+                    with tf.Graph().as_default():
+                        loss = tf.reduce_sum(tf.constant(values))
+                        with tf.Session() as sess:
+                            res = sess.run(loss)
+                    self.assertGreater(res, 0.0)
+
+                def test_two(self):
+                    with tf.Graph().as_default():
+                        a = tf.constant(1.0)
+                    with tf.Graph().as_default():
+                        b = tf.constant(2.0)
+        """
+        after = """
+            import tensorflow as tf
+
+            class TestLoss(unittest.TestCase):
+                def test_positive(self):
+                    values = [1.0, 2.0]
+                    loss = tf.reduce_sum(tf.constant(values))
+                    with tf.Session() as sess:
+                        res = sess.run(loss)
+                    self.assertGreater(res, 0.0)
+
+                def test_two(self):
+                    with tf.Graph().as_default():
+                        a = tf.constant(1.0)
+                    with tf.Graph().as_default():
+                        b = tf.constant(2.0)
+        """
+        self.assertCodemod(before, after)
+
     def test_other_tensorflow_code_beside_the_graph_keeps_it(self) -> None:
         # c is in the outer default graph: dissolving would merge two graphs
         before = """
