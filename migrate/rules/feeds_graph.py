@@ -132,7 +132,8 @@ class FedGraph:
                 continue
             if facts is not None and target in facts.layers and isinstance(value, cst.Call):
                 self._layers[target] = i
-                if facts.layers[target].trainable:
+                if facts.layers[target].trainable and facts.layers[target].info.get("variables", True):
+                    # (dropout, flatten, pooling: no variables to train)
                     self._variables.append(target)
                     self._created_at[target] = i
                 tainted.add(target)

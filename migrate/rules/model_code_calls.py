@@ -301,15 +301,22 @@ class CallRewriter(cst.CSTTransformer):
                 rule._fail(original, f"layer {entry.name} is reused with other arguments "
                            "(TF1 would reuse the variables, not the configuration)")
         else:
-            base = name.rpartition("/")[2] if name else (
-                self.target.rpartition(".")[2] if top and self.target else fn)
+            target = self.target.rpartition(".")[2] if top and self.target else None
+            base = name.rpartition("/")[2] if name else (target or fn)
             if name and name in rule._repeated_layer_names:
                 # one name in several scopes (eval/target): the scope tells them apart
                 base = "_".join(entry.name.split("/")[-2:])
+            elif not name and rule._class is None and rule._function is None and (
+                    target is None or rule._assignments.get(target, 0) > 1):
+                # `h = tf.layers.dense(h, ...)` again and again: TF1's own name
+                # (net/dense_1) tells the layers apart, not h_layer_3
+                base = entry.name.replace("/", "_")
             elif name and base in rule._taken or not name:
                 base = f"{base}_layer" if not base.endswith("layer") else base
             entry.handle = rule.handle(base, None, entry.name)
-            named = spec.variables or name is not None
+            # a layer without variables keeps TF1's name in a scope too: its random
+            # draws are keyed by it (verify --align-random)
+            named = spec.variables or name is not None or "/" in entry.name
             ctor_call = call.with_changes(
                 func=cst.parse_expression(f"tf_keras.layers.{spec.cls}"),
                 args=_constructor_args(call, params, spec.positional,
