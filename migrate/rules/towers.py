@@ -373,11 +373,12 @@ class Towers(LoopReader, TapeshiftCodemod):
 
     def _drop_unused_helpers(self, body: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
         """The averaging helper, once nothing calls it."""
-        name = getattr(self, "_average", None)
+        name = self._average
         rest = [s for s in body if not (isinstance(s, cst.FunctionDef) and s.name.value == name)]
-        if name is None or any(reads(s, name) for s in rest):
+        if not name or any(reads(s, name) for s in rest):
             return body
         return rest
+
 
 def _is_main_guard(stmt: cst.If) -> bool:
     return "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
