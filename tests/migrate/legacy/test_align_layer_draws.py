@@ -354,6 +354,20 @@ def test_a_tf2_layer_named_otherwise_than_the_tf1_scope_is_reported(tmp_path):
         assert np.array_equal(outs[i], _dropped([3, 5], "net/dropout", i))
 
 
+@pytest.mark.slow
+@pytest.mark.tf
+def test_the_codemod_names_an_unnamed_scoped_dropout_as_tf1_did(tmp_path):
+    script = tmp_path / "scoped.py"
+    script.write_text(textwrap.dedent(SCOPED_TF1))
+    migrated = _migrate(script)
+    assert 'tf_keras.layers.Dropout(rate=0.5, name="net/dropout")' in migrated
+    report = verify_sources(script.read_text(), migrated, script, align_random=True)
+    assert report.status == "ok", report.to_text()
+    assert report.compared >= 1 and not report.mismatches
+    for run in (report.legacy, report.new):
+        assert run.align["layer_draws"] == {"net/dropout#0": 3}
+
+
 OUTSIDE_TF1 = """\
     import numpy as np
     import tensorflow as tf

@@ -429,3 +429,39 @@ def test_layer_table_matches_tf_keras(fn):
         assert param in taken, f"{spec.cls} does not take {param}"
     for param in spec.call:
         assert param in inspect.signature(cls.call).parameters
+
+
+REBOUND = dedent("""\
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 4])
+    training = tf.placeholder_with_default(False, [])
+    with tf.variable_scope("net"):
+        h = tf.layers.dense(x, 8, tf.nn.relu)
+        h = tf.layers.dropout(h, 0.5, training=training)
+        h = tf.layers.dense(h, 8, tf.nn.relu)
+        logits = tf.layers.dense(h, 1)
+    loss = tf.reduce_mean(tf.square(logits))
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        print(sess.run([loss, train_op], {x: np.ones((2, 4), np.float32), training: True}))
+""")
+
+
+def test_rebound_layers_are_named_by_their_tf1_names_and_dropout_trains_nothing():
+    from tapeshift.migrate.engine.pipeline import migrate_source
+
+    r = migrate_source(REBOUND, "rebound.py")
+    assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
+    # `h` is bound three times: TF1's names tell the layers apart; `logits` once: its own
+    assert 'net_dense = tf_keras.layers.Dense(8, tf.nn.relu, name="net/dense")' in r.output
+    assert 'net_dropout = tf_keras.layers.Dropout(0.5, name="net/dropout")' in r.output
+    assert 'net_dense_1 = tf_keras.layers.Dense(8, tf.nn.relu, name="net/dense_1")' in r.output
+    assert 'logits_layer = tf_keras.layers.Dense(1, name="net/dense_2")' in r.output
+    assert "h_layer" not in r.output
+    # the default var_list: TF1's trainable variables, none from the dropout layer
+    assert "[*net_dense.trainable_variables, *net_dense_1.trainable_variables, " \
+           "*logits_layer.trainable_variables]" in r.output
+    assert "net_dropout.trainable_variables" not in r.output
