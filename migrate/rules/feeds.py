@@ -325,6 +325,16 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
                         and isinstance(node.value, cst.Name):
                     uses[node.value.value] = uses.get(node.value.value, 0) + 1
 
+            def visit_Call(self, node: cst.Call) -> None:
+                # the feeds passed by position: sess.run(fetches, feed), t.eval(feed)
+                if not isinstance(node.func, cst.Attribute):
+                    return
+                at = {"run": 1, "eval": 0}.get(node.func.attr.value)
+                if at is not None and len(node.args) > at and node.args[at].keyword is None \
+                        and not node.args[at].star and isinstance(node.args[at].value, cst.Name):
+                    name = node.args[at].value.value
+                    uses[name] = uses.get(name, 0) + 1
+
         for stmt in stmts:
             stmt.visit(_V())
         loads: Dict[str, int] = {}

@@ -66,6 +66,7 @@ def test_the_order_of_the_rules_is_declared_by_the_rules():
     names = {p: [r.__name__ for r in registry.phase(p)] for p in registry.PHASES}
     assert names == {
         "pre": ["ContribToTfSlim", "CustomGradientsToTape", "DefaultGraphBlocks", "Towers",
+                "GradientTargets",
                 "ModelCode", "SummariesToWriter", "SaversToEager", "FeedsToFunctions",
                 "ClassFeedsToMethods", "TowersStrategy"],
         "tape": ["SessionToEager", "GradientsToTape", "RenameTF1Names", "V1OptimizersToKeras",
@@ -157,4 +158,4 @@ def test_every_registered_rule_declares_a_phase_and_codes_it_owns():
         "contrib", "custom_gradients", "feeds", "session", "gradients", "renames",
         "keras-optimizers", "imports", "tf1-only", "tf1-only-left", "compat", "layers",
         "model-code", "class-feeds", "summaries", "default-graph", "savers", "towers",
-        "towers-strategy"}
+        "towers-strategy", "gradient-targets"}

@@ -619,6 +619,26 @@ def test_a_named_feed_dict_becomes_a_keyword_dict():
     assert not migrate_source(r.output, "f.py").changed
 
 
+def test_a_named_feed_dict_passed_by_position_becomes_a_keyword_dict():
+    # sess.run(fetches, feed) and t.eval(feed): the feed_dict parameter by position
+    r = migrated(PRINTED["named_feed"][0].replace("feed_dict=feed", "feed"))
+    assert r.mode == "tape", codes(r)
+    assert "_, value = run_train_op_loss(**feed)" in r.output
+    assert "print(run_loss(**feed))" in r.output
+    r = migrated(_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x)
+
+        with tf.Session() as sess:
+            feed = {x: [1.0, 2.0]}
+            print(y.eval(feed))
+    """))
+    assert r.mode == "tape", codes(r)
+    assert "print(run_y(**feed))" in r.output
+
+
 def test_a_named_feed_dict_used_otherwise_is_not_converted():
     r = migrated(_src("""
         import tensorflow as tf
