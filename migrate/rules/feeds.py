@@ -285,6 +285,13 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
                        names, feed_name=feed.value)
             run.optional = [k for k in dict.fromkeys(every) if k not in common]
             return run
+        base = None  # {**feed, v: p}: a named feed dict and more feeds
+        if isinstance(feed, cst.Dict) and feed.elements \
+                and isinstance(feed.elements[0], cst.StarredDictElement) \
+                and isinstance(feed.elements[0].value, cst.Name) \
+                and feed.elements[0].value.value in self._feed_dicts:
+            base = feed.elements[0].value.value
+            feed = feed.with_changes(elements=feed.elements[1:])
         if feed is not None:
             if not isinstance(feed, cst.Dict):
                 self._bail(TS107.code, feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
@@ -296,6 +303,20 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
                     self._bail(TS107.code, el, f"feeding `{key}`, which is not a placeholder of "
                                "this graph, is not converted")
                 feeds.append((self._ref(el.key), el.value))
+        if base is not None:
+            bindings = self._feed_dicts[base]
+            keys = {k for d in bindings for k in _dict_keys(d)}
+            for name, value in feeds:
+                if name in keys:  # run_f(**feed, x=...) would pass x twice
+                    self._bail(TS107.code, value, f"`{name}` is fed again beside `**{base}`, "
+                               "which may feed it: not converted")
+            common = set.intersection(*(set(_dict_keys(d)) for d in bindings))
+            every = [k for d in bindings for k in _dict_keys(d)]
+            run = Run(call, fetch, [(k, None) for k in dict.fromkeys(every) if k in common]
+                      + feeds, names, feed_name=base)
+            run.optional = [k for k in dict.fromkeys(every) if k not in common]
+            run.extra = feeds
+            return run
         return Run(call, fetch, feeds, names)
 
     def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, List[cst.Dict]]:
@@ -326,13 +347,24 @@ class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, Tapeshif
                     uses[node.value.value] = uses.get(node.value.value, 0) + 1
 
             def visit_Call(self, node: cst.Call) -> None:
-                # the feeds passed by position: sess.run(fetches, feed), t.eval(feed)
+                # the feeds passed by position: sess.run(fetches, feed), t.eval(feed);
+                # and a feed dict that starts with one: {**feed, v: p}
                 if not isinstance(node.func, cst.Attribute):
                     return
                 at = {"run": 1, "eval": 0}.get(node.func.attr.value)
-                if at is not None and len(node.args) > at and node.args[at].keyword is None \
-                        and not node.args[at].star and isinstance(node.args[at].value, cst.Name):
-                    name = node.args[at].value.value
+                if at is None:
+                    return
+                value = next((a.value for a in node.args
+                              if a.keyword is not None and a.keyword.value == "feed_dict"), None)
+                if value is None and len(node.args) > at and node.args[at].keyword is None \
+                        and not node.args[at].star:
+                    value = node.args[at].value
+                    if isinstance(value, cst.Name):
+                        uses[value.value] = uses.get(value.value, 0) + 1
+                if isinstance(value, cst.Dict) and value.elements \
+                        and isinstance(value.elements[0], cst.StarredDictElement) \
+                        and isinstance(value.elements[0].value, cst.Name):
+                    name = value.elements[0].value.value
                     uses[name] = uses.get(name, 0) + 1
 
         for stmt in stmts:

@@ -25,6 +25,8 @@ class Run:
     feeds: List[Tuple[str, cst.BaseExpression]]
     names: List[str]
     feed_name: Optional[str] = None  # feed_dict=<name> of a dict the rule rewrites
+    #: {**<feed_name>, x: a}: the feeds given beside the named dict
+    extra: List[Tuple[str, cst.BaseExpression]] = field(default_factory=list)
     optional: List[str] = field(default_factory=list)  # fed by some bindings of it only
     function: str = ""
 
@@ -89,7 +91,8 @@ class StepFunctions:
                 if self.tf_api_name(n.func) == "train.Saver":
                     self._need_build |= self._layer_reads(n)
         for key, step in steps.items():
-            step.params.sort(key=order.index)
+            # (parameters without a default first: the calls pass them all by keyword)
+            step.params.sort(key=lambda p: (p not in step.required, order.index(p)))
             self._check_batch_norm(step, body, [run for run in runs if run.function == key])
             if self._layers:
                 self._note_unbuilt(step, body)
@@ -252,7 +255,8 @@ class StepFunctions:
         for p, call in self._placeholders.items():
             self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")
         for run in runs:
-            fed = f"**{run.feed_name}" if run.feed_name else ", ".join(f"{n}=..." for n, _ in run.feeds)
+            fed = ", ".join([f"**{run.feed_name}", *(f"{n}=..." for n, _ in run.extra)]) \
+                if run.feed_name else ", ".join(f"{n}=..." for n, _ in run.feeds)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
         return out
@@ -406,13 +410,13 @@ class RunReplacer(cst.CSTTransformer):
         run = self._runs.get(original_node)
         if run is None:
             return updated_node
+        given = run.extra if run.feed_name is not None else run.feeds
+        args = [cst.Arg(value, keyword=cst.Name(self._param(name)),
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                              cst.SimpleWhitespace("")))
+                for name, value in given]
         if run.feed_name is not None:
-            args = [cst.Arg(cst.Name(run.feed_name), star="**")]
-        else:
-            args = [cst.Arg(value, keyword=cst.Name(self._param(name)),
-                            equal=cst.AssignEqual(cst.SimpleWhitespace(""),
-                                                  cst.SimpleWhitespace("")))
-                    for name, value in run.feeds]
+            args.insert(0, cst.Arg(cst.Name(run.feed_name), star="**"))
         func = cst.Name(run.function) if self._owner is None else cst.Attribute(
             cst.Name(self._owner), cst.Name(run.function))
         call = cst.Call(func=func, args=args)

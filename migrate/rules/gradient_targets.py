@@ -10,6 +10,10 @@ before the one holding the call and with its comments, and passes its name to
 ``tf.gradients``. The graph is the same (the op was built at that line), so the
 numbers are too.
 
+A call of a graph-building helper that differentiates its first argument
+(``flat_grad(tf.reduce_sum(g * v), params)``; engine/toolkit/gradient_helpers.py)
+gets the same treatment.
+
 The name says what is computed: ``critic_x`` for ``critic(x)`` (a call of a
 name on names), else ``<target>_ys`` after the assignment the call is in, else
 ``gradient_target``. A call inside a comprehension, a lambda or a conditional
@@ -25,6 +29,7 @@ import libcst as cst
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.gradient_helpers import gradient_helpers
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
 from tapeshift.migrate.engine.toolkit.walk import children
 
@@ -40,21 +45,29 @@ class GradientTargets(TapeshiftCodemod):
     #: before the feeds rule, which slices the graph by statements
     PHASE = "pre"
     ORDER = 24
+    #: (a gradient helper has a ``tf.gradients`` call too)
     SCREEN_NAMES = frozenset({"gradients"})
 
     def visit_Module(self, node: cst.Module) -> bool:
         self._taken: Set[str] = set(all_names(node))
         #: statement -> [(call, name)] of the targets it computes first
         self._hoisted: Dict[cst.SimpleStatementLine, List[tuple]] = {}
-        self._targets: Dict[cst.Call, str] = {}
+        self._targets: Dict[cst.Call, tuple] = {}  # call -> (its target, the name)
+        self._helpers = gradient_helpers(node, lambda c: self.is_tf(c.func, "gradients"))
         return True
+
+    def _target(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The ``ys`` of a ``tf.gradients`` call or of a gradient helper's call."""
+        if isinstance(call.func, cst.Name) and call.func.value in self._helpers:
+            return self._helpers[call.func.value].operand(call, "ys")
+        return _ys(call) if self.is_tf(call.func, "gradients") else None
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         found: List[cst.Call] = []
 
         def walk(n: cst.CSTNode, inside: bool) -> None:
-            if isinstance(n, cst.Call) and not inside and self.is_tf(n.func, "gradients"):
-                ys = _ys(n)
+            if isinstance(n, cst.Call) and not inside:
+                ys = self._target(n)
                 if ys is not None and not isinstance(ys, (cst.Name, cst.List, cst.Tuple,
                                                           cst.Attribute)):
                     found.append(n)
@@ -66,19 +79,18 @@ class GradientTargets(TapeshiftCodemod):
             return False
         assigned = _assigned_name(node)
         for call in found:
-            ys = _ys(call)
+            ys = self._target(call)
             name = fresh_name(_base(ys, assigned), self._taken)
             self._taken.add(name)
-            self._targets[call] = name
+            self._targets[call] = (ys, name)
             self._hoisted.setdefault(node, []).append((ys, name))
             self.record_change(call, f"target `{code_of(ys)}` computed first, as `{name}`")
         return True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        name = self._targets.get(original_node)
-        if name is None:
+        if original_node not in self._targets:
             return updated_node
-        ys = _ys(original_node)
+        ys, name = self._targets[original_node]
         args = [arg.with_changes(value=cst.Name(name)) if orig.value is ys else arg
                 for orig, arg in zip(original_node.args, updated_node.args)]
         return updated_node.with_changes(args=args)

@@ -37,6 +37,9 @@ from tapeshift.migrate.engine.toolkit.dataflow import (
     last_def,
     names_of,
 )
+from tapeshift.migrate.engine.toolkit.gradient_helpers import (
+    TAPE_PARAM, GradientHelper, gradient_helpers,
+)
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.walk import children
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
@@ -181,6 +184,8 @@ class _GradCall:
     defs: Dict[str, int] = field(default_factory=dict)
     level: int = 0
     base: Optional[str] = None  # "self": sources are attributes of self (block_info's base)
+    #: a call of a gradient helper (toolkit/gradient_helpers.py), not of tf.gradients
+    helper: Optional[GradientHelper] = None
 
 
 @dataclass
@@ -250,6 +255,8 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         self._plans: Dict[cst.CSTNode, _Plan] = {}
         self._alias = "tf"
         self._variable_owners: Set[str] = set()  # names whose .trainable_variables are sources
+        self._helpers: Dict[str, GradientHelper] = {}
+        self._helper_defs: Dict[cst.FunctionDef, GradientHelper] = {}
 
     # ------------------------------------------------------------------
     # analysis
@@ -258,10 +265,21 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         found: List[Tuple[cst.Call, List[cst.CSTNode]]] = []
         cf_funcs: Set[str] = set()
 
+        # helpers that differentiate what their caller built: the caller's tape
+        # records it, the helper takes the tape (toolkit/gradient_helpers.py)
+        helpers = gradient_helpers(node, lambda c: self.tf_api_name(c.func) == "gradients")
+        inner = {h.call: h for h in helpers.values()}
+        self._helpers = helpers
+
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
             if isinstance(n, cst.Call):
                 name = self.tf_api_name(n.func)
-                if name == "gradients":
+                if n in inner:
+                    self._call_mode[n] = (TAPE_PARAM, "bare")
+                    self._helper_defs[inner[n].fn] = inner[n]
+                elif isinstance(n.func, cst.Name) and n.func.value in helpers:
+                    found.append((n, list(stack)))
+                elif name == "gradients":
                     found.append((n, list(stack)))
                 elif name in CONTROL_FLOW_FUNCS:
                     for arg in n.args:
@@ -279,13 +297,18 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         kinds, elements = self.infer_kinds(node)
         by_block: Dict[cst.CSTNode, List[_GradCall]] = {}
         failed: Set[cst.CSTNode] = set()
+        broken: Set[str] = set()  # helpers with a call site that is not converted
         for call, stack in found:
             located = self._locate(call, stack, cf_funcs)
             if located is None:
+                if isinstance(call.func, cst.Name) and call.func.value in helpers:
+                    broken.add(call.func.value)
                 continue
             block, index = located
             gc = _GradCall(call=call, parent=stack[-1],
-                           grand=stack[-2] if len(stack) > 1 else None, stmt_index=index)
+                           grand=stack[-2] if len(stack) > 1 else None, stmt_index=index,
+                           helper=helpers.get(call.func.value)
+                           if isinstance(call.func, cst.Name) else None)
             by_block.setdefault(block, []).append(gc)
             if not self._parse(gc, kinds, elements):
                 failed.add(block)
@@ -298,11 +321,14 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             self._needs_import = None
         self._alias = alias
         for block, calls in by_block.items():
-            if block in failed:
-                continue
-            plan = self._plan(block, calls, kinds, taken)
+            plan = self._plan(block, calls, kinds, taken) if block not in failed else None
             if plan is not None:
                 self._plans[block] = plan
+            else:
+                broken |= {gc.helper.fn.name.value for gc in calls if gc.helper is not None}
+        for name in broken:  # its body stays TF1's: no caller passes a tape
+            del self._call_mode[helpers[name].call]
+            self._helper_defs.pop(helpers[name].fn, None)
         return True
 
     def _locate(self, call: cst.Call, stack: List[cst.CSTNode], cf_funcs: Set[str]):
@@ -336,6 +362,16 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
 
     def _parse(self, gc: _GradCall, kinds: dict, elements: dict) -> bool:
         call = gc.call
+        if gc.helper is not None:
+            gc.args = {"ys": gc.helper.operand(call, "ys"), "xs": gc.helper.operand(call, "xs")}
+            if not self._parse_operands(gc, kinds, elements):
+                return False
+            if not gc.xs_is_list:
+                self.report(TS104.code, call, f"`{code_of(call.func)}` differentiates with "
+                            f"respect to `{code_of(gc.args['xs'])}`, not known to be a list here "
+                            "(TF1 gives a list, the tape the sources' structure)")
+                return False
+            return True
         for i, arg in enumerate(call.args):
             if arg.star:
                 self.report(TS104.code, call, "tf.gradients called with *args or **kwargs")
@@ -353,6 +389,10 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             self.report(TS102.code, call, "tf.gradients(..., stop_gradients=...) has no "
                         "GradientTape equivalent; put tf.stop_gradient in the forward code")
             return False
+        return self._parse_operands(gc, kinds, elements)
+
+    def _parse_operands(self, gc: _GradCall, kinds: dict, elements: dict) -> bool:
+        call = gc.call
         ys = gc.args["ys"]
         if isinstance(ys, cst.Name):
             gc.ys = [ys.value]
@@ -520,6 +560,12 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         # record the call rewrites
         for gc in calls:
             tape = tapes[gc.level]
+            if gc.helper is not None:
+                self._call_mode[gc.call] = (tape, "helper")
+                self.record_change(gc.call, f"`{code_of(gc.call.func)}(...)` is passed "
+                                   f"`{TAPE_PARAM}={tape}`, the tape that recorded "
+                                   f"`{code_of(gc.args['ys'])}`")
+                continue
             dropped = sorted(k for k in gc.args if k in GRAPH_ONLY_PARAMS)
             if dropped:
                 self.report(TS110.code, gc.call, "dropped tf.gradients argument(s) with no meaning "
@@ -603,10 +649,31 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         if mode is None:
             return updated_node
         tape, how = mode
+        if how == "helper":
+            return updated_node.with_changes(args=[*updated_node.args, cst.Arg(
+                cst.Name(tape), keyword=cst.Name(TAPE_PARAM), equal=cst.AssignEqual(
+                    cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
         new = self._tape_call(updated_node, tape)
         if how == "list":
             return cst.List(elements=[cst.Element(value=new)])
         return new
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        """A gradient helper takes the tape its caller recorded with (keyword-only after
+        parameters with defaults or ``*args``)."""
+        if original_node not in self._helper_defs:
+            return updated_node
+        params = updated_node.params
+        tape = cst.Param(cst.Name(TAPE_PARAM))
+        if any(p.default is not None for p in params.params) or params.kwonly_params \
+                or isinstance(params.star_arg, cst.Param):
+            star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
+            params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, tape])
+        else:
+            params = params.with_changes(params=[*params.params, tape])
+        self.record_change(original_node, f"`{original_node.name.value}` takes the tape that "
+                           "recorded what it differentiates (`tape.gradient` for `tf.gradients`)")
+        return updated_node.with_changes(params=params)
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript):
         if original_node in self._subscripts:

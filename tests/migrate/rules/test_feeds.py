@@ -639,6 +639,33 @@ def test_a_named_feed_dict_passed_by_position_becomes_a_keyword_dict():
     assert "print(run_y(**feed))" in r.output
 
 
+MERGED_FEED = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    v = tf.placeholder(tf.float32, [2])
+    y = tf.reduce_sum(x * v)
+
+    with tf.Session() as sess:
+        feed = {x: [1.0, 2.0]}
+        print(sess.run(y, {**feed, v: [3.0, 4.0]}))
+        print(sess.run(y, feed_dict={**feed, FED: [5.0, 6.0]}))
+""")
+
+
+def test_a_named_feed_dict_merged_with_more_feeds():
+    r = migrated(MERGED_FEED.replace("FED", "v"))
+    assert r.mode == "tape", codes(r)
+    assert 'feed = {"x": [1.0, 2.0]}' in r.output
+    assert "print(run_y(**feed, v=[3.0, 4.0]))" in r.output
+    assert "print(run_y(**feed, v=[5.0, 6.0]))" in r.output
+    # feeding again what the named dict feeds would pass it twice
+    r = migrated(MERGED_FEED.replace("FED", "x"))
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "fed again beside `**feed`" in f.message
+               for f in r.findings), codes(r)
+
+
 def test_a_named_feed_dict_used_otherwise_is_not_converted():
     r = migrated(_src("""
         import tensorflow as tf
