@@ -61,20 +61,26 @@ class ClassFeedsToMethods(FeedsToFunctions):
         if self._alias is None:
             return False
         self._module_node = node
+        self._dropped_args: Dict[cst.Call, int] = {}  # constructions -> the session argument
         for stmt in node.body:
             if isinstance(stmt, cst.ClassDef):
+                self._constructions = {}
                 try:
                     new = self._convert(stmt)
                 except Bail:
                     continue
                 if new is not None:
                     self._replaced[stmt] = new
+                    self._dropped_args.update(self._constructions)
         return False
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self._replaced:
             return updated_node
-        return updated_node.with_changes(body=[self._replaced.get(s, s) for s in updated_node.body])
+        body = [self._replaced.get(s, s) for s in updated_node.body]
+        if self._dropped_args:
+            body = [s.visit(_DropArguments(self._dropped_args)) for s in body]
+        return updated_node.with_changes(body=body)
 
     # ------------------------------------------------------------------
     # reading the class
@@ -94,6 +100,29 @@ class ClassFeedsToMethods(FeedsToFunctions):
                     found = (self._ref(n.targets[0].target), n.value)
         return found
 
+    def _passed_session(self, ctx: ClassContext) -> Optional[Tuple[str, cst.SimpleStatementLine, str]]:
+        """(``self.sess``, ``self.sess = sess``, ``sess``) for a session passed to the
+        constructor, kept on the object and used by another method's ``.run``."""
+        init = ctx.methods["__init__"]
+        params = {p.name.value for p in init.params.params[1:]}
+        for stmt in init.body.body:
+            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                    and isinstance(stmt.body[0], cst.Assign)
+                    and len(stmt.body[0].targets) == 1):
+                continue
+            assign = stmt.body[0]
+            ref = self._ref(assign.targets[0].target)
+            if ref is None or not ref.startswith("self.") or not (
+                    isinstance(assign.value, cst.Name) and assign.value.value in params):
+                continue
+            runs = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                       and n.func.attr.value == "run" and self._ref(n.func.value) == ref
+                       for name, fn in ctx.methods.items() if name not in ctx.once
+                       for n in nodes(fn.body))
+            if runs:
+                return ref, stmt, assign.value.value
+        return None
+
     def _flatten(self, ctx: ClassContext, name: str, out: List[Tuple[str, cst.BaseStatement]],
                  seen: Set[str]) -> None:
         """The statements the once-run methods execute, in order, with ``self.m()``
@@ -111,17 +140,28 @@ class ClassFeedsToMethods(FeedsToFunctions):
         if ctx is None:
             return None
         session = self._session_of(cls, ctx)
-        if session is None:
-            return None
-        self._session_ref, session_call = session
+        self._passed = None
         flat: List[Tuple[str, cst.BaseStatement]] = []
         self._flatten(ctx, "__init__", flat, set())
-        starts = [i for i, (_, stmt) in enumerate(flat)
-                  if any(n is session_call for n in nodes(stmt))]
-        if not starts or not isinstance(flat[starts[0]][1], cst.SimpleStatementLine):
-            self._bail(TS107.code, session_call, "the Session is opened inside a block of "
-                       f"`{cls.name.value}` the codemod cannot follow")
-        start = starts[0]
+        if session is None:
+            passed = self._passed_session(ctx)
+            if passed is None:
+                return None
+            # a session passed in: everything __init__ builds is graph, and the
+            # session runs it in the other methods (as if opened after __init__)
+            self._session_ref, kept, param = passed
+            self._check_passed_session(cls, ctx, kept, param)
+            self._passed = (kept, param)
+            flat = [(m, stmt) for m, stmt in flat if stmt is not kept] + [("__init__", kept)]
+            start = len(flat) - 1
+        else:
+            self._session_ref, session_call = session
+            starts = [i for i, (_, stmt) in enumerate(flat)
+                      if any(n is session_call for n in nodes(stmt))]
+            if not starts or not isinstance(flat[starts[0]][1], cst.SimpleStatementLine):
+                self._bail(TS107.code, session_call, "the Session is opened inside a block of "
+                           f"`{cls.name.value}` the codemod cannot follow")
+            start = starts[0]
         others = [fn for name, fn in ctx.methods.items() if name not in ctx.once]
         body: List[cst.CSTNode] = [stmt for _, stmt in flat] + others
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
@@ -138,6 +178,36 @@ class ClassFeedsToMethods(FeedsToFunctions):
         self._check_session_uses(body, start, runs)
         self._copy_locals(steps, body, start, flat)
         return self._emit(cls, ctx, flat, body, start, runs, steps)
+
+    def _check_passed_session(self, cls: cst.ClassDef, ctx: ClassContext,
+                              kept: cst.SimpleStatementLine, param: str) -> None:
+        """The constructor's session parameter goes (eager code has no session), so
+        it may be read only where it is kept, and every use of the class in the module
+        must be a call whose argument for it can be dropped."""
+        init = ctx.methods["__init__"]
+        labels = {id(n.attr) for n in nodes(init.body) if isinstance(n, cst.Attribute)}
+        reads = [n for n in nodes(init.body) if isinstance(n, cst.Name) and n.value == param
+                 and id(n) not in labels]
+        if len(reads) != 1 or not any(n is reads[0] for n in nodes(kept)):
+            self._bail(TS106.code, kept, f"the session parameter `{param}` of "
+                       f"`{cls.name.value}` is used other than kept as `{self._session_ref}`")
+        position = [p.name.value for p in init.params.params].index(param) - 1
+        sites: List[cst.Call] = []
+        for n in nodes(self._module_node):
+            if isinstance(n, cst.Name) and n.value == cls.name.value and n is not cls.name:
+                sites.append(n)
+        calls = {id(c.func): c for c in nodes(self._module_node) if isinstance(c, cst.Call)}
+        self._constructions: Dict[cst.Call, int] = {}
+        for name in sites:
+            call = calls.get(id(name))
+            at = None if call is None else next(
+                (k for k, a in enumerate(call.args) if (a.keyword is not None and
+                 a.keyword.value == param) or (a.keyword is None and not a.star and k == position)),
+                None)
+            if call is None or at is None or any(a.star for a in call.args):
+                self._bail(TS106.code, name, f"`{cls.name.value}` is used other than by a call "
+                           f"that passes `{param}`: its session parameter cannot go")
+            self._constructions[call] = at
 
     def _ref_kinds(self, body: List[cst.CSTNode], end: int) -> dict:
         kinds: dict = {}
@@ -295,7 +365,9 @@ class ClassFeedsToMethods(FeedsToFunctions):
                         *built, new = self._builds[i]
                         out.extend(built)
                 elif i == start:
-                    self.record_change(stmt, f"`{self._session_ref} = tf.Session()` removed: "
+                    self.record_change(stmt, f"`{code_of(stmt.body[0]).strip()}` removed: eager "
+                                       "code runs as it is written" if self._passed else
+                                       f"`{self._session_ref} = tf.Session()` removed: "
                                        "eager code runs as it is written")
                     carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
                     continue
@@ -321,6 +393,15 @@ class ClassFeedsToMethods(FeedsToFunctions):
                 params=[cst.Param(cst.Name("self")), *d.params.params]),
                 leading_lines=[cst.EmptyLine(indent=False)])
             defs.append(d)
+        if self._passed is not None:  # the session parameter goes from __init__
+            param = self._passed[1]
+            init = new_methods["__init__"]
+            params = [p for p in init.params.params if p.name.value != param]
+            params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new_methods["__init__"] = init.with_changes(
+                params=init.params.with_changes(params=params))
+            self.record_change(ctx.methods["__init__"], f"`{cls.name.value}` no longer takes "
+                               f"`{param}`: eager code has no session")
         members: List[cst.BaseStatement] = []
         last_once = max(k for k, s in enumerate(cls.body.body)
                         if isinstance(s, cst.FunctionDef) and s.name.value in ctx.once)
@@ -389,6 +470,23 @@ class _SessionCode(RunReplacer):
             return cst.Call(func=cst.parse_expression(f"{rule._alias}.summary.create_file_writer"),
                             args=[updated_node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         return updated_node
+
+
+class _DropArguments(cst.CSTTransformer):
+    """``Actor(sess, 0.1)`` -> ``Actor(0.1)``: the argument at the given index goes."""
+
+    def __init__(self, calls: Dict[cst.Call, int]) -> None:
+        super().__init__()
+        self._calls = calls
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        at = self._calls.get(original_node)
+        if at is None:
+            return updated_node
+        args = [a for k, a in enumerate(updated_node.args) if k != at]
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(args=args)
 
 
 def _is_binding(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -41,7 +41,7 @@ from tapeshift.migrate.engine.toolkit.gradient_helpers import (
     TAPE_PARAM, GradientHelper, gradient_helpers,
 )
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
-from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.toolkit.walk import children, nodes
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -298,6 +298,8 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         by_block: Dict[cst.CSTNode, List[_GradCall]] = {}
         failed: Set[cst.CSTNode] = set()
         broken: Set[str] = set()  # helpers with a call site that is not converted
+        owners = {id(fn.body): fn for fn in nodes(node) if isinstance(fn, cst.FunctionDef)}
+        scoped: Dict[int, Tuple[dict, dict]] = {}  # a function body -> its names' kinds
         for call, stack in found:
             located = self._locate(call, stack, cf_funcs)
             if located is None:
@@ -305,12 +307,14 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                     broken.add(call.func.value)
                 continue
             block, index = located
+            if id(block) in owners and id(block) not in scoped:
+                scoped[id(block)] = self._function_kinds(owners[id(block)], kinds, elements)
             gc = _GradCall(call=call, parent=stack[-1],
                            grand=stack[-2] if len(stack) > 1 else None, stmt_index=index,
                            helper=helpers.get(call.func.value)
                            if isinstance(call.func, cst.Name) else None)
             by_block.setdefault(block, []).append(gc)
-            if not self._parse(gc, kinds, elements):
+            if not self._parse(gc, *scoped.get(id(block), (kinds, elements))):
                 failed.add(block)
         taken = all_names(node)
         alias = tf_module_alias(node)
@@ -330,6 +334,19 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             del self._call_mode[helpers[name].call]
             self._helper_defs.pop(helpers[name].fn, None)
         return True
+
+    def _function_kinds(self, fn: cst.FunctionDef, kinds: dict, elements: dict):
+        """The kinds of names in ``fn``: its locals (parameters and what it binds) are
+        its own, read from its body alone; the others are the module's."""
+        loads, stores = names_of(fn.body)
+        params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params,
+                                         *fn.params.kwonly_params)}
+        own, own_elements = self.infer_kinds(fn.body)
+        local = stores | params
+        return ({**{k: v for k, v in kinds.items() if k not in local},
+                 **{n: own.get(n, "unknown") for n in local}},
+                {**{k: v for k, v in elements.items() if k not in local},
+                 **{n: own_elements[n] for n in local if n in own_elements}})
 
     def _locate(self, call: cst.Call, stack: List[cst.CSTNode], cf_funcs: Set[str]):
         """(block, statement index) of the statement holding ``call``, or None."""

@@ -70,7 +70,9 @@ from tapeshift.migrate.engine.toolkit.variable_store import (
     AUTO, MODEL_CODE, REUSE, FunctionFacts, ModelCodeFacts, StoreError, VariableStore)
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
-from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS, calls_at_top_only
+from tapeshift.migrate.rules.model_code_calls import (
+    GLOBAL_STEP_MAKERS, calls_at_top_only, first_top_level_calls,
+)
 from tapeshift.migrate.rules.savers import TS127
 from tapeshift.migrate.rules.model_code_calls import (
     CallRewriter, assignment_counts, bind, is_main_guard, is_none, is_true, module_bindings,
@@ -194,8 +196,15 @@ class ModelCode(TapeshiftCodemod):
         # functions that make variables when they run, and those whose code is replayed
         self._makers = {id(fn): fn.name.value for fn in nodes(node)
                         if isinstance(fn, cst.FunctionDef) and self._makes_variables(fn)}
+        # the class of each maker that is a method, and the top-level statement where
+        # each class constructed only there is first constructed: a class's methods
+        # run once it is, not before
+        self._maker_class = {id(fn): cls.name.value for cls in node.body
+                             if isinstance(cls, cst.ClassDef)
+                             for fn in cls.body.body if isinstance(fn, cst.FunctionDef)}
         self._replayed: Set[int] = set()
         self._called_at_top_only = calls_at_top_only(node)
+        self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
         self._uses_saver = any(isinstance(n, cst.Call) and self._model_api(n) == "train.Saver"
                                for n in nodes(node))
@@ -415,7 +424,17 @@ class ModelCode(TapeshiftCodemod):
         (a model function not read yet, whose every call is a statement the rule reads
         later, has not run yet)."""
         return [name for key, name in self._makers.items() if key not in self._replayed
-                and not (name in self._pending and name in self._called_at_top_only)]
+                and not (name in self._pending and name in self._called_at_top_only)
+                and not self._constructed_later(self._maker_class.get(key))]
+
+    def _constructed_later(self, owner: Optional[str]) -> bool:
+        """The methods of class ``owner`` have not run yet where the class being read
+        runs: both are constructed only in top-level statements, ``owner`` first after."""
+        if owner is None or self._class is None:
+            return False
+        current = self._class.node.name.value
+        return owner != current and {owner, current} <= self._called_at_top_only \
+            and self._first_call.get(owner, -1) > self._first_call.get(current, len(self._first_call))
 
     def _method(self, name: str) -> List[cst.BaseStatement]:
         ctx = self._class

@@ -8,7 +8,7 @@ what each call means and writes its TF2 form.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Iterator, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -624,22 +624,43 @@ def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst
     return out
 
 
+def _run_once_statements(module: cst.Module) -> Iterator[cst.SimpleStatementLine]:
+    """The simple statements that run once, in order: module-level ones, and those
+    in the ``__main__`` guard and in module-level ``with`` blocks (a session's)."""
+    def walk(body) -> Iterator[cst.SimpleStatementLine]:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                yield stmt
+            elif (isinstance(stmt, cst.If) and is_main_guard(stmt) and stmt.orelse is None) \
+                    or isinstance(stmt, cst.With):
+                yield from walk(stmt.body.body)
+    return walk(module.body)
+
+
 def calls_at_top_only(module: cst.Module) -> Set[str]:
-    """Functions whose every use is a call in a module-level (or ``__main__``
-    guard) statement: they run where those statements are read."""
+    """Functions (and classes) whose every use is a call in a statement that runs
+    once (:func:`_run_once_statements`): they run where those statements are read."""
     top: Set[int] = set()
-    for stmt in module.body:
-        inner = stmt.body.body if isinstance(stmt, cst.If) and is_main_guard(stmt) \
-            and stmt.orelse is None else [stmt]
-        for s in inner:
-            if isinstance(s, cst.SimpleStatementLine):
-                top |= {id(n.func) for n in nodes(s) if isinstance(n, cst.Call)}
-    defined = {id(fn.name) for fn in nodes(module) if isinstance(fn, cst.FunctionDef)}
+    for s in _run_once_statements(module):
+        top |= {id(n.func) for n in nodes(s) if isinstance(n, cst.Call)}
+    defined = {id(fn.name) for fn in nodes(module) if isinstance(fn, (cst.FunctionDef,
+                                                                      cst.ClassDef))}
     uses: Dict[str, bool] = {}
     for n in nodes(module):
         if isinstance(n, cst.Name) and id(n) not in defined:  # (a def's name is no use)
             uses[n.value] = uses.get(n.value, True) and id(n) in top
     return {name for name, only in uses.items() if only}
+
+
+def first_top_level_calls(module: cst.Module) -> Dict[str, int]:
+    """Name -> the position of the first statement that runs once and calls it
+    (:func:`_run_once_statements`, in the order they run)."""
+    first: Dict[str, int] = {}
+    for index, s in enumerate(_run_once_statements(module)):
+        for n in nodes(s):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+                first.setdefault(n.func.value, index)
+    return first
 
 
 def _target_names(target: cst.CSTNode) -> List[str]:

@@ -162,3 +162,56 @@ def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
     assert len(printed) >= 4, report.to_text()  # every training step's print
+
+
+def test_a_session_passed_in_goes_with_its_parameter():
+    """An actor and a critic class sharing one session passed to their constructors."""
+    r = migrated("actor_critic_shared_session.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    for gone in ("tf.Session", "self.sess", "(sess", "placeholder", "tf.gradients"):
+        assert gone not in out, gone
+    # each class: step methods of its own fed values; the constructors lose `sess`
+    assert "    def __init__(self, lr):" in out
+    assert "def _run_train_op(self, s, action_gradient):" in out
+    assert "def _run_soft_replace(self):" in out
+    assert "def _run_a_grads(self, s, a):" in out
+    assert "actor = Actor(0.1)\ncritic = Critic(0.05)\n" in out
+    # the actor's policy gradient: the critic's action gradient as output_gradients
+    assert "policy_grads = tape.gradient(a, e_params, output_gradients=-action_gradient)" in out
+    assert not migrate_source(out, "actor_critic_shared_session.py").changed
+
+
+@pytest.mark.parametrize("use", [
+    "print(sess)\n",                                     # the session used otherwise
+    "make = Actor\n",                                    # the class used as a value
+])
+def test_a_passed_session_that_cannot_go_keeps_compat_form(use):
+    source = (DATA / "actor_critic_shared_session.py").read_text(encoding="utf-8")
+    if use.startswith("print"):
+        source = source.replace("        self.sess = sess\n", "        self.sess = sess\n"
+                                "        print(sess)\n", 1)
+    else:
+        source += use
+    r = migrate_source(source, "shared.py")
+    assert r.mode == "compat"
+    assert "TS106" in [c for c, _ in codes(r)], codes(r)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_shared_session_agents_compute_the_legacy_numbers_on_resource_variables(tmp_path):
+    """TF1's actor update applies gradients to ref variables: an update of the last
+    layer may land before the backward pass reads it. Run with resource variables
+    (read once per run), the legacy program computes what the migrated one does."""
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    name = "actor_critic_shared_session.py"
+    source = (DATA / name).read_text(encoding="utf-8")
+    report = verify_sources(source, migrated(name).output, tmp_path / name, timeout=TIMEOUT,
+                            legacy_resource_variables=True)
+    assert report.status == "ok", report.to_text()
+    assert report.legacy.resource_variables and not report.new.resource_variables
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) == 5, report.to_text()
+    assert "legacy variables: resource variables" in report.to_text()

@@ -465,3 +465,25 @@ def test_rebound_layers_are_named_by_their_tf1_names_and_dropout_trains_nothing(
     assert "[*net_dense.trainable_variables, *net_dense_1.trainable_variables, " \
            "*logits_layer.trainable_variables]" in r.output
     assert "net_dropout.trainable_variables" not in r.output
+
+
+def test_classes_constructed_once_run_in_the_order_of_their_first_construction():
+    import libcst as cst
+
+    from tapeshift.migrate.rules.model_code_calls import calls_at_top_only, first_top_level_calls
+
+    module = cst.parse_module(dedent("""\
+        class A: pass
+        class B: pass
+        class C: pass
+        def f(): return C()
+        with tf.Session() as sess:
+            a = A(sess)
+            b = B(sess)
+        if __name__ == "__main__":
+            f()
+    """))
+    # a class's name in its own def is no use; C is also called inside f
+    assert {"A", "B", "f"} <= calls_at_top_only(module) and "C" not in calls_at_top_only(module)
+    first = first_top_level_calls(module)
+    assert first["A"] < first["B"] < first["f"]
