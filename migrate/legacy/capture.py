@@ -1,6 +1,7 @@
 """The child-process side of ``run-legacy`` and ``verify``.
 
-Started as ``python -c <bootstrap> [--seed N] [--align-random SEED] [--legacy] [--capture DIR]
+Started as ``python -c <bootstrap> [--seed N] [--align-random SEED] [--legacy]
+[--resource-variables] [--capture DIR]
 [--user-path DIR]... -- SCRIPT ARGS...`` (see :func:`tapeshift.migrate.legacy.run_legacy.runner_command`). It runs the
 script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
 ``--capture``, writes what ``verify`` compares:
@@ -53,8 +54,12 @@ from tapeshift.migrate.legacy.watchers import (
 
 # -- entry point ------------------------------------------------------------
 
+#: --resource-variables: the legacy script's variables are resource variables
+_RESOURCE_VARIABLES = False
+
 def _parse(argv: list[str]):
     legacy, capture, user_paths, seed, align = False, None, [], None, None
+    global _RESOURCE_VARIABLES
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -63,6 +68,8 @@ def _parse(argv: list[str]):
             break
         if arg == "--legacy":
             legacy = True
+        elif arg == "--resource-variables":
+            _RESOURCE_VARIABLES = True
         elif arg == "--capture":
             i += 1
             capture = argv[i]
@@ -107,7 +114,7 @@ def main(argv: list[str]) -> int:
             print(f"tapeshift run-legacy: TensorFlow is not installed ({exc}); "
                   "install it with: pip install 'tapeshift[tf]'", file=sys.stderr)
             return ExitCode.ERROR
-        enable_legacy_behavior()
+        enable_legacy_behavior(resource_variables=_RESOURCE_VARIABLES)
         if aligner is not None:  # before the watcher, which then counts the ops the script asked for
             aligner.install()
         if capture is not None:

@@ -56,7 +56,10 @@ LEGACY_RUNS_HINT = (
     "(a sess.run that fetches several train ops runs them concurrently, and one update may land "
     "before the other reads the variable), its own runs differ too: rerun with --legacy-runs 3 "
     "to run it three times and judge the new values against their spread "
-    "(docs/verify.md, '--legacy-runs').")
+    "(docs/verify.md, '--legacy-runs'). If its runs agree but a train op applies gradients "
+    "to TF1's ref variables, an update may land before a backward op of the same run reads "
+    "the variable, the same way each time: --legacy-resource-variables runs it with resource "
+    "variables, which a graph reads once (docs/verify.md).")
 
 
 @dataclass
@@ -122,6 +125,7 @@ class ScriptRun:
     align: dict = field(default_factory=dict)   # --align-random: the child's record (align.py)
     which: str = ""                # --legacy-runs: "run 2 of 3" (empty for a single run)
     legacy: bool | None = None     # --after's training run: through run-legacy, or under TF2
+    resource_variables: bool = False  # --legacy-resource-variables: the legacy run's variables
 
     @property
     def failed(self) -> bool:
@@ -139,6 +143,7 @@ class ScriptRun:
             "random_ops": self.random_ops, "random_modes": self.random_modes,
             "unseeded": self.unseeded, "seed": self.seed, "align": self.align,
             **({"which": self.which} if self.which else {}),
+            **({"resource_variables": True} if self.resource_variables else {}),
         }
 
 
@@ -414,6 +419,9 @@ class VerifyReport:
             tol = f"rtol={self.rtol if self.rtol is not None else 'default'}, " \
                   f"atol={self.atol if self.atol is not None else 'default'}"
         out.append(f"tolerances: {tol}")
+        if self.legacy.resource_variables:
+            out.append("legacy variables: resource variables (--legacy-resource-variables: read "
+                       "once per run, as TF2 reads them), not TF1's default ref variables")
         if self.align_random:
             out.append(align_report.summary_line(self.legacy.align, self.new.align))
         out.extend(self._legacy_runs_lines())

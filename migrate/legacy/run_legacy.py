@@ -336,8 +336,10 @@ class LegacyImports:
         return tf
 
 
-def enable_legacy_behavior() -> None:
-    """``tf.compat.v1.disable_v2_behavior()``, without TF's deprecation chatter."""
+def enable_legacy_behavior(resource_variables: bool = False) -> None:
+    """``tf.compat.v1.disable_v2_behavior()``, without TF's deprecation chatter;
+    ``resource_variables``: then TF1's own ``tf.enable_resource_variables()``
+    (variables read as values, as TF2's are: see ``--resource-variables``)."""
     import tensorflow as real_tf
 
     logger = real_tf.get_logger()
@@ -345,6 +347,8 @@ def enable_legacy_behavior() -> None:
     logger.setLevel("ERROR")
     try:
         real_tf.compat.v1.disable_v2_behavior()
+        if resource_variables:
+            real_tf.compat.v1.enable_resource_variables()
     finally:
         logger.setLevel(level)
 
@@ -441,6 +445,7 @@ def runner_command(
     capture_dir: str | os.PathLike | None = None,
     user_paths: Sequence[str | os.PathLike] = (),
     python: str | None = None,
+    resource_variables: bool = False,
 ) -> list[str]:
     """The command line that runs ``script`` in a child Python.
 
@@ -451,6 +456,8 @@ def runner_command(
     cmd = [python or sys.executable, "-c", _BOOTSTRAP.format(root=package_root())]
     if legacy:
         cmd.append("--legacy")
+        if resource_variables:
+            cmd.append("--resource-variables")
     if capture_dir is not None:
         cmd += ["--capture", os.fspath(capture_dir)]
     for p in user_paths:
@@ -464,9 +471,11 @@ def _signal_exit(code: int) -> int:
 
 
 def run_legacy(script: str | os.PathLike, script_args: Sequence[str] = (),
-               *, user_paths: Sequence[str | os.PathLike] = ()) -> int:
+               *, user_paths: Sequence[str | os.PathLike] = (),
+               resource_variables: bool = False) -> int:
     """Run ``script`` under run-legacy with inherited stdin/stdout/stderr; return its exit code."""
-    proc = subprocess.Popen(runner_command(script, script_args, legacy=True, user_paths=user_paths))
+    proc = subprocess.Popen(runner_command(script, script_args, legacy=True, user_paths=user_paths,
+                                           resource_variables=resource_variables))
     while True:
         try:
             return _signal_exit(proc.wait())
@@ -492,6 +501,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--user-path", action="append", default=[], metavar="DIR",
         help="also redirect TensorFlow imports of modules under DIR (repeatable)",
     )
+    parser.add_argument(
+        "--resource-variables", action="store_true",
+        help="make the script's variables resource variables (TF1's "
+             "tf.enable_resource_variables(), TF2's kind): a graph reads a variable once, as "
+             "a value, so an update fetched in the same run cannot change what a gradient "
+             "reads (the ref variables TF1 defaults to can race there)",
+    )
     parser.add_argument("script", metavar="SCRIPT", help="the TF1 script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                         help="arguments passed to the script")
@@ -502,7 +518,8 @@ def run(args: argparse.Namespace) -> int:
     if not script.is_file():
         print(f"tapeshift run-legacy: no such script: {script}", file=sys.stderr)
         return ExitCode.ERROR
-    return run_legacy(script, args.args, user_paths=args.user_path)
+    return run_legacy(script, args.args, user_paths=args.user_path,
+                      resource_variables=args.resource_variables)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -106,7 +106,7 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
                  on_output: OutputCallback | None = None, seed: int | None = None,
                  align_random: int | None = None, number: tuple[int, int] | None = None,
                  on_start: Callable[[subprocess.Popen], None] | None = None,
-                 role: str | None = None) -> ScriptRun:
+                 role: str | None = None, resource_variables: bool = False) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
@@ -128,7 +128,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     label = f"{role}#{number[0]}" if number and number[0] > 1 else role
     tmp = tempfile.mkdtemp(prefix=f"tapeshift-{role}-")
     cmd = runner_command(script, args, legacy=legacy, capture_dir=tmp,
-                         user_paths=user_paths if legacy else ())
+                         user_paths=user_paths if legacy else (),
+                         resource_variables=resource_variables and legacy)
     options = []  # runner options, before the "--" that ends them (tapeshift.migrate.legacy.capture)
     if seed is not None:
         options += ["--seed", str(seed)]
@@ -139,7 +140,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     if on_output is not None:  # line by line as printed, not in 8 KiB blocks
         env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     start = time.monotonic()
-    run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed, which=which)
+    run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed, which=which,
+                    resource_variables=resource_variables and legacy)
     try:
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -239,7 +241,8 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
                    seed: int | None = None, align_random: bool = False,
                    legacy_runs: int = 1, parallel: int = PARALLEL_RUNS,
                    after: str | os.PathLike | None = None, after_legacy: bool = True,
-                   after_args: Sequence[str] = ()) -> VerifyReport:
+                   after_args: Sequence[str] = (),
+                   legacy_resource_variables: bool = False) -> VerifyReport:
     """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare
     (with ``legacy_runs`` >= 2, ``parallel`` runs at a time).
 
@@ -266,14 +269,19 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     and ``seed``, in ``cwd``), then ``legacy`` and ``new``, which read what it wrote
     (a checkpoint), ``parallel`` at a time; if it fails, they do not run
     (``--after`` / ``--after-migrated``, docs/verify.md).
+
+    ``legacy_resource_variables``: every run-legacy run makes resource variables,
+    not TF1's default ref variables (``--legacy-resource-variables``).
     """
     stream = (seed if seed is not None else ALIGN_DEFAULT_SEED) if align_random else None
-    common = dict(timeout=timeout, cwd=cwd, on_output=on_output, seed=seed, align_random=stream)
+    common = dict(timeout=timeout, cwd=cwd, on_output=on_output, seed=seed, align_random=stream,
+                  resource_variables=legacy_resource_variables)
     before = None
     if after is not None:
         before = run_captured(after, after_args, legacy=after_legacy, role="training",
                               user_paths=user_paths if after_legacy else (), timeout=timeout,
-                              cwd=cwd, on_output=on_output, seed=seed)
+                              cwd=cwd, on_output=on_output, seed=seed,
+                              resource_variables=legacy_resource_variables)
         before.legacy = after_legacy
         if before.failed:
             return VerifyReport(_not_run(legacy, "legacy"), _not_run(new, "new"), before=before)
@@ -322,7 +330,8 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                    user_paths: Sequence[str | os.PathLike] = (),
                    on_output: OutputCallback | None = None,
                    seed: int | None = None, align_random: bool = False,
-                   legacy_runs: int = 1, parallel: int = PARALLEL_RUNS) -> VerifyReport:
+                   legacy_runs: int = 1, parallel: int = PARALLEL_RUNS,
+                   legacy_resource_variables: bool = False) -> VerifyReport:
     """:func:`verify_scripts` for two versions of the file ``path`` held in memory.
 
     For ``migrate --verify`` in check or diff mode, where the migrated text is
@@ -343,7 +352,8 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
         report = verify_scripts(written[0], written[1], rtol=rtol, atol=atol, timeout=timeout,
                                 args=args, cwd=cwd, printed=printed, user_paths=user_paths,
                                 on_output=on_output, seed=seed, align_random=align_random,
-                                legacy_runs=legacy_runs, parallel=parallel)
+                                legacy_runs=legacy_runs, parallel=parallel,
+                                legacy_resource_variables=legacy_resource_variables)
     finally:
         for tmp in written:
             try:
@@ -428,6 +438,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "see docs/verify.md)")
     parser.add_argument("--legacy-runs", type=legacy_runs_value, default=None, metavar="N",
                         help=LEGACY_RUNS_HELP)
+    parser.add_argument("--legacy-resource-variables", action="store_true",
+                        help="run the legacy script with resource variables (TF1's "
+                             "tf.enable_resource_variables(), TF2's kind): a graph reads each "
+                             "variable once per run, so a train op's update cannot land before a "
+                             "backward op of the same run reads it, as it can with TF1's default "
+                             "ref variables (see docs/verify.md)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--no-printed", dest="printed", action="store_false",
                         help="do not compare the numbers the scripts print")
@@ -474,7 +490,8 @@ def run(args: argparse.Namespace) -> int:
                             printed=args.printed, user_paths=args.user_path, on_output=on_output,
                             seed=args.seed, align_random=args.align_random,
                             legacy_runs=args.legacy_runs or 1, after=after,
-                            after_legacy=args.after is not None, after_args=args.after_args)
+                            after_legacy=args.after is not None, after_args=args.after_args,
+                            legacy_resource_variables=args.legacy_resource_variables)
     if args.json:
         print(report.to_json())
     else:

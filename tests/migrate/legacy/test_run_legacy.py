@@ -220,3 +220,27 @@ def test_both_subcommands_are_wired_into_the_cli(capsys):
     out = capsys.readouterr().out
     assert "float32, complex64, Python float, printed   1e-5    1e-6" in out
     assert "exit codes: 0" in out
+
+
+VARIABLE_KIND = """\
+import tensorflow as tf
+v = tf.get_variable("v", [2], initializer=tf.ones_initializer())
+print(type(v).__name__, tf.resource_variables_enabled())
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("flag, expected", [
+    ([], "RefVariable False"),
+    (["--resource-variables"], "ResourceVariable True"),
+])
+def test_resource_variables_switch_is_tf1s_own(flag, expected, tmp_path, capfd):
+    """TF1 graphs make ref variables by default; --resource-variables makes TF2's kind
+    (tf.enable_resource_variables()), which verify --legacy-resource-variables uses."""
+    script = _write(tmp_path / "kind.py", VARIABLE_KIND)
+    assert ("--resource-variables" in run_legacy.runner_command(
+        script, legacy=True, resource_variables=bool(flag))) == bool(flag)
+    code = run_legacy.main([*flag, str(script)])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert out.strip() == expected
