@@ -31,7 +31,7 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.gradient_helpers import gradient_helpers
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
-from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.toolkit.walk import children, nodes
 
 #: between the statement and the call: code that runs the target elsewhere, or not at all
 _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp,
@@ -69,7 +69,7 @@ class GradientTargets(TapeshiftCodemod):
             if isinstance(n, cst.Call) and not inside:
                 ys = self._target(n)
                 if ys is not None and not isinstance(ys, (cst.Name, cst.List, cst.Tuple,
-                                                          cst.Attribute)):
+                                                          cst.Attribute)) and not _indexed(ys):
                     found.append(n)
             for child in children(n):
                 walk(child, inside or isinstance(n, _SCOPES))
@@ -130,3 +130,12 @@ def _base(ys: cst.BaseExpression, assigned: Optional[str]) -> str:
             isinstance(a.value, cst.Name) and a.keyword is None and not a.star for a in ys.args):
         return "_".join([ys.func.value, *(a.value.value for a in ys.args)])
     return f"{assigned}_ys" if assigned else "gradient_target"
+
+
+def _indexed(ys: cst.BaseExpression) -> bool:
+    """``losses[0]``: an element of a name, by an index that reads no name (the
+    gradients rule takes it as it is, where the tape records ``losses``)."""
+    if not (isinstance(ys, cst.Subscript) and isinstance(ys.value, cst.Name)
+            and len(ys.slice) == 1 and isinstance(ys.slice[0].slice, cst.Index)):
+        return False
+    return not any(isinstance(n, cst.Name) for n in nodes(ys.slice[0].slice.value))

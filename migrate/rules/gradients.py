@@ -186,6 +186,9 @@ class _GradCall:
     base: Optional[str] = None  # "self": sources are attributes of self (block_info's base)
     #: a call of a gradient helper (toolkit/gradient_helpers.py), not of tf.gradients
     helper: Optional[GradientHelper] = None
+    #: the if/for/with statements around the call, inner first (the last is the
+    #: block's statement ``stmt_index``)
+    enclosing: List[cst.BaseCompoundStatement] = field(default_factory=list)
 
 
 @dataclass
@@ -306,13 +309,13 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 if isinstance(call.func, cst.Name) and call.func.value in helpers:
                     broken.add(call.func.value)
                 continue
-            block, index = located
+            block, index, enclosing = located
             if id(block) in owners and id(block) not in scoped:
                 scoped[id(block)] = self._function_kinds(owners[id(block)], kinds, elements)
             gc = _GradCall(call=call, parent=stack[-1],
                            grand=stack[-2] if len(stack) > 1 else None, stmt_index=index,
                            helper=helpers.get(call.func.value)
-                           if isinstance(call.func, cst.Name) else None)
+                           if isinstance(call.func, cst.Name) else None, enclosing=enclosing)
             by_block.setdefault(block, []).append(gc)
             if not self._parse(gc, *scoped.get(id(block), (kinds, elements))):
                 failed.add(block)
@@ -349,7 +352,10 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                  **{n: own_elements[n] for n in local if n in own_elements}})
 
     def _locate(self, call: cst.Call, stack: List[cst.CSTNode], cf_funcs: Set[str]):
-        """(block, statement index) of the statement holding ``call``, or None."""
+        """(block, statement index, enclosing statements) of the statement holding
+        ``call``, or None. Under ``if``/``for``/``with`` statements of the block, the
+        statement is the outermost of them, and the enclosing ones come back (inner
+        first): the gradient runs with them, after the tape that records its target."""
         for k in range(len(stack) - 1, -1, -1):
             n = stack[k]
             if isinstance(n, _SCOPES):
@@ -359,22 +365,31 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
                 self.report(TS103.code, call, "tf.gradients in the header of a compound statement")
                 return None
             if isinstance(n, cst.SimpleStatementLine):
-                parent = stack[k - 1]
-                if isinstance(parent, cst.Module):
-                    return parent, parent.body.index(n)
-                owner = stack[k - 2]
-                if isinstance(owner, cst.FunctionDef):
-                    if owner.name.value in cf_funcs:
-                        self.report(TS103.code, call,
-                                    f"tf.gradients inside `{owner.name.value}`, which is run "
-                                    "by TensorFlow control flow (while_loop, map_fn, ...)")
+                enclosing: List[cst.BaseCompoundStatement] = []
+                stmt, j = n, k
+                while True:
+                    parent = stack[j - 1]
+                    if isinstance(parent, cst.Module):
+                        return parent, parent.body.index(stmt), enclosing
+                    owner = stack[j - 2]
+                    if isinstance(owner, cst.FunctionDef):
+                        if owner.name.value in cf_funcs:
+                            self.report(TS103.code, call,
+                                        f"tf.gradients inside `{owner.name.value}`, which is run "
+                                        "by TensorFlow control flow (while_loop, map_fn, ...)")
+                            return None
+                        return parent, parent.body.index(stmt), enclosing
+                    if _is_main_guard(owner) and owner.body is parent:
+                        return parent, parent.body.index(stmt), enclosing
+                    if isinstance(owner, cst.Else) and j >= 3 and isinstance(stack[j - 3], cst.If):
+                        owner, j = stack[j - 3], j - 1  # the else branch of an if
+                    if not (isinstance(owner, (cst.If, cst.With)) or (
+                            isinstance(owner, cst.For) and owner.body is parent)):
+                        kind = type(owner).__name__.lower()
+                        self.report(TS103.code, call, f"tf.gradients inside a `{kind}` block")
                         return None
-                    return parent, parent.body.index(n)
-                if _is_main_guard(owner) and owner.body is parent:
-                    return parent, parent.body.index(n)
-                kind = type(owner).__name__.lower()
-                self.report(TS103.code, call, f"tf.gradients inside a `{kind}` block")
-                return None
+                    enclosing.append(owner)
+                    stmt, j = owner, j - 2
         return None
 
     def _parse(self, gc: _GradCall, kinds: dict, elements: dict) -> bool:
@@ -411,6 +426,10 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
     def _parse_operands(self, gc: _GradCall, kinds: dict, elements: dict) -> bool:
         call = gc.call
         ys = gc.args["ys"]
+        if isinstance(ys, cst.Subscript) and isinstance(ys.value, cst.Name) \
+                and len(ys.slice) == 1 and isinstance(ys.slice[0].slice, cst.Index) \
+                and not names_of(ys.slice[0].slice.value)[0]:
+            ys = ys.value  # losses[0]: an element of what the tape records as `losses`
         if isinstance(ys, cst.Name):
             gc.ys = [ys.value]
         elif isinstance(ys, (cst.List, cst.Tuple)) and all(
@@ -475,8 +494,28 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         ok = True
         calls.sort(key=lambda c: c.stmt_index)
         for gc in calls:
+            if gc.enclosing:
+                inside = names_of(gc.enclosing[-1])[1]
+                computed = set(gc.ys) & inside - {n.value for c in gc.enclosing
+                                                  if isinstance(c, cst.For)
+                                                  for n in nodes(c.target) if isinstance(n, cst.Name)}
+                if computed:
+                    kind = type(gc.enclosing[-1]).__name__.lower()
+                    self.report(TS103.code, gc.call, f"tf.gradients inside a `{kind}` block that "
+                                f"also computes its target `{sorted(computed)[0]}` (a tape around "
+                                "each pass would be needed): not converted")
+                    ok = False
+        if not ok:
+            return None
+        for gc in calls:
             gi = gc.stmt_index
-            back = backward_slice(stmts, set(gc.ys), gi)
+            ys = set(gc.ys)
+            for c in gc.enclosing:  # `for l in losses: tf.gradients(l, w)`: what l runs over
+                if isinstance(c, cst.For):
+                    bound = {n.value for n in nodes(c.target) if isinstance(n, cst.Name)}
+                    if ys & bound:
+                        ys = (ys - bound) | names_of(c.iter)[0]
+            back = backward_slice(stmts, ys, gi)
             gc.defs = {x: last_def(stmts, x, gi) for x in gc.xs}
             fwd = forward_dependents(stmts, gc.defs, gi)
             gc.slice = back & fwd
@@ -519,7 +558,10 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
             name = fresh_name(base, used)
             used.add(name)
             tapes.append(name)
-        persistent = [sum(1 for gc in calls if gc.level == lv) > 1 for lv in range(top + 1)]
+        # (a gradient in a loop is taken once per pass: a persistent tape too)
+        persistent = [sum(1 for gc in calls if gc.level == lv) > 1 or any(
+            gc.level == lv and any(isinstance(c, cst.For) for c in gc.enclosing) for gc in calls)
+            for lv in range(top + 1)]
 
         # tape.watch for sources that are not variables
         variables = {n for n, k in kinds.items() if k == "variable"} | self._variable_owners \
@@ -556,7 +598,8 @@ class GradientsToTape(KindMixin, TapeshiftCodemod):
         for level in range(top + 1):
             if persistent[level]:
                 last = max(gc.stmt_index for gc in calls if gc.level == level)
-                if any(isinstance(s, cst.Return) for s in body[last].body):
+                if isinstance(body[last], cst.SimpleStatementLine) \
+                        and any(isinstance(s, cst.Return) for s in body[last].body):
                     continue
                 # keep a visual group together: delete after the statements that
                 # directly follow the last gradient without a blank line

@@ -829,12 +829,36 @@ FALLBACKS = [
 
         x = tf.placeholder(tf.float32, [2])
         total = tf.constant(0.0)
-        for k in range(3):
+        k = 0
+        while k < 3:
             total = total + tf.reduce_sum(x) * k
+            k += 1
 
         with tf.Session() as sess:
             print(sess.run(total, feed_dict={x: [1.0, 2.0]}))
-    """, "TS107", 5, "graph code in a `For` statement", id="graph-code-in-a-for-loop"),
+    """, "TS107", 6, "graph code in a `While` statement", id="graph-code-in-a-while-loop"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.reduce_sum(x)
+        if y is not None:
+            y = y * 2.0
+
+        with tf.Session() as sess:
+            print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+    """, "TS107", 5, "an `if` on a graph value", id="if-on-a-graph-value"),
+    pytest.param("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        parts = [tf.constant(1.0)]
+        for k in range(3):
+            parts.append(tf.reduce_sum(x) * k)
+
+        with tf.Session() as sess:
+            print(sess.run(parts, feed_dict={x: [1.0, 2.0]}))
+    """, "TS107", 5, "not made empty just before it", id="list-filled-not-made-empty"),
     pytest.param("""
         import tensorflow as tf
 
@@ -1265,3 +1289,55 @@ def test_migrated_program_prints_what_tf1_printed(name, number_runs):
     assert len(got) == len(want) and all(
         abs(g - w) <= 1e-6 + 1e-5 * abs(w) for g, w in zip(got, want)), (
         f"printed {result['stdout']!r}, TF1 prints {expected!r}\n--- migrated:\n{r.output}")
+
+
+CONTROL_FLOW = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    CLIP = True
+    x = tf.placeholder(tf.float32, [None, 3])
+    w = tf.Variable(np.linspace(0.5, 1.5, 3).reshape(3, 1).astype(np.float32))
+    losses = [tf.reduce_sum(tf.matmul(x, w) ** k) for k in (1, 2)]
+    grads = []
+    for l in losses:
+        grads.append(tf.gradients(l, w)[0])
+    total = tf.constant(0.0)
+    for k in range(3):
+        total = total + losses[0] * k
+    g = tf.gradients(losses[1], w)[0]
+    if CLIP:
+        g = tf.clip_by_norm(g, 1.0)
+    with tf.device("/cpu:0"):
+        h = tf.gradients(losses[1], [w])
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out = sess.run([grads, total, g, h], {x: np.ones((2, 3), np.float32)})
+        print(out[1], out[2].ravel())
+""")
+
+
+def test_graph_code_under_python_control_flow_is_recomputed_with_it():
+    r = migrated(CONTROL_FLOW)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    # the list the loop fills and the accumulator start again in the step function
+    body = out[out.index("def run_grads_total_g_h(x):"):]
+    for line in ("    grads = []\n    for l in losses:\n        grads.append(tape.gradient(l, w))",
+                 "    total = tf.constant(0.0)\n    for k in range(3):",
+                 "    if CLIP:\n        g = tf.clip_by_norm(g, 1.0)",
+                 '    with tf.device("/cpu:0"):\n        h = tape.gradient(losses[1], [w])'):
+        assert line in body, line
+    assert "with tf.GradientTape(persistent=True) as tape:" in body
+    assert not migrate_source(out, "f.py").changed
+
+
+@pytest.mark.tf
+def test_graph_code_under_python_control_flow_verifies_equal(tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    report = verify_sources(CONTROL_FLOW, migrated(CONTROL_FLOW).output, tmp_path / "cf.py")
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name == "stdout:1"]
+    assert printed and printed[0].status == "ok", report.to_text()  # total and the clipped g

@@ -354,7 +354,41 @@ class TestGradients(CodemodTest):
                 g = tf.gradients(loss, W)[0]
         """
         self.assertCodemod(before, before, expected_warnings=[
-            "TS103 5:9: tf.gradients inside a `for` block"])
+            "TS103 5:9: tf.gradients inside a `for` block that also computes its target `loss` "
+            "(a tape around each pass would be needed): not converted"])
+
+    def test_gradients_under_if_for_and_with_follow_the_tape(self) -> None:
+        before = """
+            import tensorflow as tf
+            W = tf.Variable(1.0)
+            losses = [W * W, W * W * W]
+            grads = []
+            for l in losses:
+                grads.append(tf.gradients(l, W)[0])
+            if CLIP:
+                g = tf.clip_by_norm(tf.gradients(losses[0], W)[0], 1.0)
+            else:
+                g = tf.gradients(losses[0], W)[0]
+            with tf.device("/cpu:0"):
+                h = tf.gradients(losses[1], [W])
+        """
+        after = """
+            import tensorflow as tf
+            W = tf.Variable(1.0)
+            with tf.GradientTape(persistent=True) as tape:
+                losses = [W * W, W * W * W]
+            grads = []
+            for l in losses:
+                grads.append(tape.gradient(l, W))
+            if CLIP:
+                g = tf.clip_by_norm(tape.gradient(losses[0], W), 1.0)
+            else:
+                g = tape.gradient(losses[0], W)
+            with tf.device("/cpu:0"):
+                h = tape.gradient(losses[1], [W])
+            del tape
+        """
+        self.assertCodemod(before, after)
 
     def test_warns_and_skips_unresolved_sources(self) -> None:
         before = """
