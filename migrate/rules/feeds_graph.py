@@ -238,10 +238,14 @@ class FedGraph:
         for name in sorted(mutated | (st.reads & st.writes) - looped):
             j = last_def(self._stmts, name, i)
             made, target = self._assignment(body[j]) if j >= 0 else (None, None)
+            if j in self._graph:
+                tainted.add(name)  # computed again in the step function anyway
+                continue
             if name in mutated and not (isinstance(made, (cst.List, cst.Dict))
                                         and not made.elements):
                 self._bail(TS107.code, node, f"`{name}` is filled by graph code in a "
-                           f"`{kind.lower()}` statement but not made empty just before it")
+                           f"`{kind.lower()}` statement but neither made empty before it nor "
+                           "graph code itself")
             if target != name or self._changes_state(body[j]) or self._makes_variable(body[j]):
                 self._bail(TS107.code, node, f"`{name}` is accumulated by graph code in a "
                            f"`{kind.lower()}` statement but not bound by a plain assignment "

@@ -858,7 +858,7 @@ FALLBACKS = [
 
         with tf.Session() as sess:
             print(sess.run(parts, feed_dict={x: [1.0, 2.0]}))
-    """, "TS107", 5, "not made empty just before it", id="list-filled-not-made-empty"),
+    """, "TS107", 5, "neither made empty before it", id="list-filled-not-made-empty"),
     pytest.param("""
         import tensorflow as tf
 
@@ -1341,3 +1341,34 @@ def test_graph_code_under_python_control_flow_verifies_equal(tmp_path):
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name == "stdout:1"]
     assert printed and printed[0].status == "ok", report.to_text()  # total and the clipped g
+
+
+CLIPPED_PAIRS = _src("""
+    import tensorflow as tf
+
+    x = tf.Variable(3.0)
+    w = tf.Variable(5.0)
+    y = w * x - 1.0
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    grads_vals = opt.compute_gradients(y, [w])
+    for i, (g, v) in enumerate(grads_vals):
+        if g is not None:
+            grads_vals[i] = (tf.clip_by_norm(g, 5), v)  # clip gradients
+    train_op = opt.apply_gradients(grads_vals)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train_op)
+        print(sess.run(grads_vals))
+""")
+
+
+def test_pairs_edited_in_a_loop_are_edited_in_the_step():
+    # the common clipping loop over compute_gradients' pairs, before apply_gradients
+    r = migrated(CLIPPED_PAIRS)
+    assert r.mode == "tape", codes(r)
+    step = r.output[r.output.index("def run_train_op():"):r.output.index("def run_grads_vals")]
+    assert "grads_vals = list(zip(tape.gradient(y, [w]), [w]))\n" \
+           "    for i, (g, v) in enumerate(grads_vals):\n" \
+           "        if g is not None:\n" \
+           "            grads_vals[i] = (tf.clip_by_norm(g, 5), v)  # clip gradients\n" \
+           "    opt.apply_gradients(grads_vals)" in step
