@@ -47,6 +47,7 @@ from tapeshift.migrate.engine.toolkit.walk import children, instance_test
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import TS107
+from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
 from tapeshift.migrate.rules.feeds_steps import Bail, Run, StepFunctions, loaded_names
@@ -59,7 +60,8 @@ _is_call = instance_test(cst.Call)
 
 
 @register_rule
-class FeedsToFunctions(FedGraph, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
+class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMixin,
+                       TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
     #: before the session rule, which would block on the fed graphs it turns into functions

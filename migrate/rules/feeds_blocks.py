@@ -1,0 +1,158 @@
+"""The feeds rule's reading of graph code in compound statements and of assign ops.
+
+Graph code under Python control flow (``if``, ``for``, ``with tf.device(...)``)
+is recomputed in the step functions with the statement around it, when what
+steers it is fixed Python; ``u = W.assign(value)`` of a variable of this file is
+an op the step functions run when a sess.run fetches it.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import last_def, names_of
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.session import TS107, TS108
+
+
+class GraphBlocks:
+    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: graph code
+    under ``if``/``for``/``with`` statements, and assign ops (state on the rule)."""
+
+    def _compound_graph_statement(self, i: int, node: cst.BaseCompoundStatement,
+                                  body: List[cst.CSTNode], tainted: Set[str]) -> None:
+        """``if CLIP: g = tf.clip_by_norm(g, 1.0)``, ``for l in losses:
+        grads.append(tf.gradients(l, w)[0])``, ``with tf.device(...):``: graph code
+        under Python control flow is copied into the step functions with it, which
+        gives the same ops when what steers it is plain Python fixed by then (a
+        condition, a loop over a list or a range) and the body only computes values.
+        A list the body fills (``grads.append``) is made again with it: its binding
+        (``grads = []``) is graph code too."""
+        kind = type(node).__name__
+        header = node.test if isinstance(node, cst.If) else (
+            node.iter if isinstance(node, cst.For) else None)
+        if isinstance(node, cst.With) and not self._scope_items_only(node):
+            self._bail(TS107.code, node, "graph code in a `with` block other than tf.device, "
+                       "tf.name_scope or tf.control_dependencies is not converted")
+        if isinstance(node, cst.If) and names_of(header, self.BASE)[0] & tainted:
+            self._bail(TS107.code, node, "an `if` on a graph value decides at each sess.run in "
+                       "TF1 only through tf.cond: not converted")
+        if getattr(node, "orelse", None) is not None and isinstance(node, cst.For):
+            self._bail(TS107.code, node, "graph code in a `for ... else` is not converted")
+        later = set()  # names the session region rebinds: the header would read them again
+        for stmt in self._stmts[i + 1:]:
+            later |= stmt.writes
+        if header is not None and names_of(header, self.BASE)[0] & later - tainted:
+            self._bail(TS107.code, node, f"the `{kind.lower()}` over names bound again later "
+                       "would see other values at each sess.run: not converted")
+        for n in nodes(node.body):
+            if isinstance(n, (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.While,
+                              cst.FunctionDef, cst.ClassDef, cst.Try)):
+                self._bail(TS107.code, node, f"graph code in a `{kind}` statement with "
+                           f"`{type(n).__name__.lower()}` is not converted")
+        if self._changes_state(node) or self._makes_variable(node):
+            self._bail(TS108.code, node, f"a `{kind}` statement that builds an update op or a "
+                       "variable is not converted")
+        mutated = _mutated_lists(node)
+        st = self._stmts[i]
+        st.writes = st.writes | mutated
+        # what the statement fills or accumulates (grads.append(g), total = total + t)
+        # starts again with it: its binding before is graph code too
+        looped = {n.value for n in nodes(node.target) if isinstance(n, cst.Name)} \
+            if isinstance(node, cst.For) else set()
+        for name in sorted(mutated | (st.reads & st.writes) - looped):
+            j = last_def(self._stmts, name, i)
+            made, target = self._assignment(body[j]) if j >= 0 else (None, None)
+            if j in self._graph:
+                tainted.add(name)  # computed again in the step function anyway
+                continue
+            if name in mutated and not (isinstance(made, (cst.List, cst.Dict))
+                                        and not made.elements):
+                self._bail(TS107.code, node, f"`{name}` is filled by graph code in a "
+                           f"`{kind.lower()}` statement but neither made empty before it nor "
+                           "graph code itself")
+            if target != name or self._changes_state(body[j]) or self._makes_variable(body[j]):
+                self._bail(TS107.code, node, f"`{name}` is accumulated by graph code in a "
+                           f"`{kind.lower()}` statement but not bound by a plain assignment "
+                           "before it")
+            if j not in self._graph:
+                self._graph_statement(j, body[j])  # made again with what fills it
+            tainted.add(name)
+        self._graph_statement(i, node)
+
+    def _scope_items_only(self, node: cst.With) -> bool:
+        """A ``with`` of contexts that mean the same in eager code (device placement,
+        name scopes, control dependencies: eager ops run in order)."""
+        return all(isinstance(item.item, cst.Call) and self.tf_api_name(item.item.func) in (
+            "device", "name_scope", "control_dependencies") and item.asname is None
+            for item in node.items)
+
+    def _assign_op(self, i: int, node, small, call: cst.Call, api: Optional[str]) -> bool:
+        """``u = W.assign(value)`` / ``u = tf.assign(W, value)`` (``_add``/``_sub``) of a
+        variable of this file, as the whole right-hand side: an op that changes
+        ``W`` when a sess.run fetches it. It runs in the step functions of those
+        sess.run calls, after what else they compute (as train ops do), and its
+        value is the variable's new value, as TF1 returns it."""
+        comp = small.value if isinstance(small, cst.Assign) else None
+        if isinstance(comp, cst.ListComp) and comp.elt is call:
+            # [tf.assign(t, (1 - tau) * t + tau * e) for t, e in zip(t_params, e_params)]
+            looped = {n.value for n in nodes(comp.for_in.target) if isinstance(n, cst.Name)} \
+                if comp.for_in.inner_for_in is None and not comp.for_in.ifs else set()
+        elif not (isinstance(small, cst.Assign) and small.value is call):
+            return False
+        else:
+            looped = set()
+        if any(a.star for a in call.args):
+            return False
+        method = api if api is not None else call.func.attr.value
+        if method not in ("assign", "assign_add", "assign_sub"):
+            return False
+        if api is None:
+            ref, rest = call.func.value, list(call.args)
+        else:
+            if not call.args or call.args[0].keyword is not None:
+                return False
+            ref, rest = call.args[0].value, list(call.args[1:])
+        if self._ref(ref) not in self._var_names and not (
+                isinstance(ref, cst.Name) and ref.value in looped):
+            return False
+        keep = []
+        for k, arg in enumerate(rest):
+            key = arg.keyword.value if arg.keyword is not None else ("value", "use_locking",
+                                                                     "name")[min(k, 2)]
+            if key == "validate_shape" and not (isinstance(arg.value, cst.Name)
+                                                and arg.value.value in ("None", "True")):
+                return False
+            if key != "validate_shape":
+                keep.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        new = cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(method)), args=keep)
+        if isinstance(comp, cst.ListComp) and comp.elt is call:
+            new = comp.with_changes(elt=new)
+            self._assign_lists.add(i)
+        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
+        self._assigns.add(i)
+        self._train.add(i)
+        if api is not None:
+            self.record_change(call, f"tf.{api}({code_of(ref)}, ...) -> `{code_of(ref)}.{method}(...)`, "
+                               "run when fetched")
+        return True
+
+
+#: list and dict methods that change the object in place
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault"})
+
+
+def _mutated_lists(node: cst.CSTNode) -> Set[str]:
+    """Names whose object a statement changes in place: ``grads.append(g)``, ``d[k] = v``."""
+    out: Set[str] = set()
+    for n in nodes(node):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                and n.func.attr.value in _MUTATORS and isinstance(n.func.value, cst.Name):
+            out.add(n.func.value.value)
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Subscript) \
+                and isinstance(n.target.value, cst.Name):
+            out.add(n.target.value.value)
+    return out
