@@ -70,13 +70,13 @@ from tapeshift.migrate.engine.toolkit.variable_store import (
     AUTO, MODEL_CODE, REUSE, FunctionFacts, ModelCodeFacts, StoreError, VariableStore)
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
-from tapeshift.migrate.rules.model_code_calls import (
-    GLOBAL_STEP_MAKERS, calls_at_top_only, first_top_level_calls,
+from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS
+from tapeshift.migrate.rules.model_code_order import (
+    assignment_counts, calls_at_top_only, first_top_level_calls, is_main_guard, module_bindings,
 )
 from tapeshift.migrate.rules.savers import TS127
 from tapeshift.migrate.rules.model_code_calls import (
-    CallRewriter, assignment_counts, bind, is_main_guard, is_none, is_true, module_bindings,
-    single_target, assigned_names)
+    CallRewriter, bind, is_none, is_true, single_target, assigned_names)
 from tapeshift.migrate.rules.contrib_slim import is_slim_call
 from tapeshift.migrate.rules.model_code_classes import (
     ClassContext, FunctionContext, LocalRenamer, class_context, inline_call, inlined_body,

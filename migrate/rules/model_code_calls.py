@@ -8,7 +8,7 @@ what each call means and writes its TF2 form.
 
 from __future__ import annotations
 
-from typing import Iterator, Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -582,92 +582,3 @@ def is_true(expr: cst.BaseExpression) -> bool:
 
 def is_false(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
-
-
-def is_main_guard(stmt: cst.If) -> bool:
-    return "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
-
-
-def assignment_counts(module: cst.Module) -> Dict[str, int]:
-    """How often each name is bound anywhere in the module (a loop, augmented
-    assignment or parameter counts twice: bound more than once when it runs)."""
-    counts: Dict[str, int] = {}
-    for n in nodes(module):
-        if isinstance(n, cst.AssignTarget):
-            for name in _target_names(n.target):
-                counts[name] = counts.get(name, 0) + 1
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
-            for name in _target_names(n.target):
-                counts[name] = counts.get(name, 0) + 2
-        elif isinstance(n, (cst.For, cst.CompFor)):
-            for name in _target_names(n.target):
-                counts[name] = counts.get(name, 0) + 2
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
-            counts[n.name.value] = counts.get(n.name.value, 0) + 1
-        elif isinstance(n, cst.AsName) and isinstance(n.name, cst.Name):
-            counts[n.name.value] = counts.get(n.name.value, 0) + 1
-        elif isinstance(n, cst.Param):
-            counts[n.name.value] = counts.get(n.name.value, 0) + 2
-    return counts
-
-
-def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst.BaseExpression]:
-    """Names bound exactly once in the whole module, at module level, to their value."""
-    out: Dict[str, cst.BaseExpression] = {}
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                        and isinstance(small.targets[0].target, cst.Name) \
-                        and counts.get(small.targets[0].target.value) == 1:
-                    out[small.targets[0].target.value] = small.value
-    return out
-
-
-def _run_once_statements(module: cst.Module) -> Iterator[cst.SimpleStatementLine]:
-    """The simple statements that run once, in order: module-level ones, and those
-    in the ``__main__`` guard and in module-level ``with`` blocks (a session's)."""
-    def walk(body) -> Iterator[cst.SimpleStatementLine]:
-        for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                yield stmt
-            elif (isinstance(stmt, cst.If) and is_main_guard(stmt) and stmt.orelse is None) \
-                    or isinstance(stmt, cst.With):
-                yield from walk(stmt.body.body)
-    return walk(module.body)
-
-
-def calls_at_top_only(module: cst.Module) -> Set[str]:
-    """Functions (and classes) whose every use is a call in a statement that runs
-    once (:func:`_run_once_statements`): they run where those statements are read."""
-    top: Set[int] = set()
-    for s in _run_once_statements(module):
-        top |= {id(n.func) for n in nodes(s) if isinstance(n, cst.Call)}
-    defined = {id(fn.name) for fn in nodes(module) if isinstance(fn, (cst.FunctionDef,
-                                                                      cst.ClassDef))}
-    uses: Dict[str, bool] = {}
-    for n in nodes(module):
-        if isinstance(n, cst.Name) and id(n) not in defined:  # (a def's name is no use)
-            uses[n.value] = uses.get(n.value, True) and id(n) in top
-    return {name for name, only in uses.items() if only}
-
-
-def first_top_level_calls(module: cst.Module) -> Dict[str, int]:
-    """Name -> the position of the first statement that runs once and calls it
-    (:func:`_run_once_statements`, in the order they run)."""
-    first: Dict[str, int] = {}
-    for index, s in enumerate(_run_once_statements(module)):
-        for n in nodes(s):
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
-                first.setdefault(n.func.value, index)
-    return first
-
-
-def _target_names(target: cst.CSTNode) -> List[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in _target_names(el.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []

@@ -470,7 +470,7 @@ def test_rebound_layers_are_named_by_their_tf1_names_and_dropout_trains_nothing(
 def test_classes_constructed_once_run_in_the_order_of_their_first_construction():
     import libcst as cst
 
-    from tapeshift.migrate.rules.model_code_calls import calls_at_top_only, first_top_level_calls
+    from tapeshift.migrate.rules.model_code_order import calls_at_top_only, first_top_level_calls
 
     module = cst.parse_module(dedent("""\
         class A: pass
