@@ -12,6 +12,7 @@ against the rule it stands for.
 from __future__ import annotations
 
 import ast
+import copy
 import textwrap
 from textwrap import dedent
 from pathlib import Path
@@ -43,7 +44,7 @@ ALL_RULES = tuple(dict.fromkeys(rule for phase in ("pre", "tape", "check", "chec
 def _programs():
     """(name, source): example and data files, and the TensorFlow programs in the tests."""
     out = []
-    for f in sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/**/data/*.py")]):
+    for f in sorted({*ROOT.glob("examples/*.py"), *ROOT.glob("tests/**/data/**/*.py")}):
         out.append((f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8")))
     seen = set()
     for f in sorted(p for p in ROOT.glob("tests/*/**/test_*.py")):
@@ -161,23 +162,46 @@ SCREENED = [r for r in ALL_RULES if screen.triggers(r) is not None]
 
 
 @pytest.mark.slow
+def _before_rule(rule_name: str, path: str):
+    """``path`` as the pre rules before ``rule_name`` leave it, and the facts they
+    share (a rule that reads another's facts acts only on its output, with them)."""
+    source = (ROOT / path).read_text(encoding="utf-8")
+    shared: dict = {}
+    for rule in registry.phase("pre"):
+        if rule.__name__ == rule_name:
+            return source, shared
+        tree = pipeline._Tree(cst.parse_module(source), source, parsed=True)
+        context = pipeline.CodemodContext(filename=path, wrapper=tree.wrapper)
+        context.scratch[SCRATCH_SHARED] = shared
+        source = rule(context).transform_module(tree.module).code
+    raise AssertionError(rule_name)
+
+
 def test_a_screened_rule_acts_only_where_its_names_are_spelled():
     """Every screened rule, run on every program (options on): whatever it
     changes, reports or shares, the program spells one of its trigger names."""
     acted = {rule: 0 for rule in SCREENED}
     evidence = [("compat.v1", ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n"
-                               "x = tf.compat.v1.add(1, 2)\n"))]
-    for name, source in [*evidence, *PROGRAMS]:
+                               "x = tf.compat.v1.add(1, 2)\n")),
+                ("summaries.v1", ("import tensorflow as tf\nx = tf.constant(1.0)\n"
+                                  "tf.summary.scalar('x', x)\nmerged = tf.summary.merge_all()\n"
+                                  "with tf.Session() as sess:\n    s = sess.run(merged)\n")),
+                # the strategy rule reads the towers and feeds rules' output and facts
+                ("towers.v1", *_before_rule("TowersStrategy",
+                                            "tests/migrate/data/towers/towers_auto_reuse.py"))]
+    for name, source, *facts in [*evidence, *PROGRAMS]:
         spelled = screen.identifiers(source)
         # the screen matters where it skips a rule; the examples also show the
         # rules at work (else this test could pass for a harness that runs nothing)
-        legacy = name.endswith("_tf1.py") or name == "compat.v1"
+        legacy = name.endswith(("_tf1.py", ".v1")) or "/data/" in name
         rules = [r for r in SCREENED if legacy or not screen.may_act(r, spelled)]
         if not rules:
             continue
         tree = pipeline._Tree(cst.parse_module(source), source, parsed=True)
         for rule in rules:
             shared = {option: True for option in registry.option_names()}
+            shared.update(copy.deepcopy(facts[0]) if facts else {})
+            given = set(shared)
             context = pipeline.CodemodContext(filename=name, wrapper=tree.wrapper)
             context.scratch[SCRATCH_SHARED] = shared
             try:
@@ -185,7 +209,7 @@ def test_a_screened_rule_acts_only_where_its_names_are_spelled():
             except Exception:  # the pipeline would report it: skipping the rule would not
                 new = None
             if (new != source or pipeline.findings_of(context) or pipeline.changes_of(context)
-                    or set(shared) - set(registry.option_names())):
+                    or set(shared) - given):
                 acted[rule] += 1
                 assert not screen.triggers(rule).isdisjoint(spelled), (name, rule.__name__)
     idle = [rule.__name__ for rule, n in acted.items() if not n]
