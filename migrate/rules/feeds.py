@@ -41,16 +41,16 @@ import libcst as cst
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import TS107
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
-from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
+from tapeshift.migrate.rules.feeds_graph import ASSIGNS, RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
-from tapeshift.migrate.rules.feeds_steps import Bail, Run, StepFunctions, loaded_names
+from tapeshift.migrate.rules.feeds_steps import Bail, Run, StepFunctions, loaded_names, loaded_refs
 
 #: the option (in the shared scratch of one migration) that makes each step
 #: function a ``tf.function``: it returns tensors, ``numpy_values`` converts them
@@ -404,9 +404,35 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
             return out
         if isinstance(fetch, cst.Call) and self.tf_api_name(fetch.func) in INITIALIZERS:
             return None
+        computed = self._computed_fetch(fetch, call)
+        if computed is not None:
+            return computed
         self._bail(TS107.code, call, f"the fetches `{code_of(fetch)}` are not names, lists or "
                    "dicts of names")
         return None
+
+    def _computed_fetch(self, fetch: cst.BaseExpression, call: cst.Call) -> Optional[List[str]]:
+        """``sess.run(tf.reduce_sum(tf.pow(pred - Y, 2)) / n, feed)``: an expression of
+        graph values built in the fetch itself. TF1 added its ops to the graph there and
+        ran them at once; the step function computes it from the same values (the Python
+        names it reads are read when the function runs, where the sess.run was). The
+        graph values it reads, in order; None when it reads none."""
+        if not isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation,
+                                  cst.Subscript, cst.Attribute)):
+            return None
+        graph = self._names_of_graph() | set(self._placeholders) | self._var_names
+        read = [ref for _, ref in loaded_refs(fetch, self.BASE) if ref in graph]
+        if not read:
+            return None
+        for n in nodes(fetch):
+            if isinstance(n, cst.Call):
+                api = self.tf_api_name(n.func) or ""
+                method = n.func.attr.value if isinstance(n.func, cst.Attribute) else ""
+                if api in VARIABLE_MAKERS or api in ASSIGNS or api.startswith(RANDOM_PREFIXES) \
+                        or method in (*ASSIGNS, *TRAIN_METHODS):
+                    self._bail(TS107.code, call, f"the fetch `{code_of(fetch)}` builds a "
+                               "variable, a random op or an update: not converted")
+        return list(dict.fromkeys(read))
 
 
 class _NewBodies(cst.CSTTransformer):

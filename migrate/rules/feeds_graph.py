@@ -419,6 +419,11 @@ class FedGraph:
                 for suffix in ("train_op", "_op", "_train", "train_step", "_step"):
                     stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
                 base = f"{stem.rstrip('_')}_optimizer" if stem.rstrip("_") else "optimizer"
+                if stem.endswith("optimizer"):
+                    # `optimizer = tf.train.AdamOptimizer(lr).minimize(cost)`: the train op
+                    # keeps that name; the optimizer is named after its class
+                    cls = (self.tf_api_name(receiver.func) or "").rpartition(".")[2]
+                    base = "".join(f"_{c.lower()}" if c.isupper() else c for c in cls).lstrip("_")
             opt = cst.Name(base)  # the final fresh name is chosen in _rewrite
             self._hoist[i] = (base, receiver, call)
         else:

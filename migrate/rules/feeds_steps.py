@@ -353,7 +353,13 @@ class StepFunctions:
         if isinstance(fetch, cst.Dict):
             return fetch.with_changes(elements=[
                 el.with_changes(value=self._returned(el.value)) for el in fetch.elements])
-        raise AssertionError(code_of(fetch))
+        # an expression built in the fetch (feeds.py, _computed_fetch): a tensor
+        value = self._localize(fetch.deep_clone())
+        if self._tf_function:
+            return value
+        if not isinstance(value, (cst.Call, cst.Subscript, cst.Attribute, cst.Name)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("numpy")))
 
     def _value_of(self, ref: str) -> cst.BaseExpression:
         tf = self._alias

@@ -1372,3 +1372,53 @@ def test_pairs_edited_in_a_loop_are_edited_in_the_step():
            "        if g is not None:\n" \
            "            grads_vals[i] = (tf.clip_by_norm(g, 5), v)  # clip gradients\n" \
            "    opt.apply_gradients(grads_vals)" in step
+
+
+COMPUTED_FETCH = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    X = tf.placeholder(tf.float32, [None])
+    Y = tf.placeholder(tf.float32, [None])
+    W = tf.Variable(0.5)
+    pred = X * W
+    cost = tf.reduce_mean(tf.square(pred - Y))
+    optimizer = tf.train.GradientDescentOptimizer(0.1).minimize(cost)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(optimizer, feed_dict={X: [1.0, 2.0], Y: [2.0, 4.0]})
+        test_X = np.array([3.0, 4.0, 5.0])
+        testing_cost = sess.run(
+            tf.reduce_sum(tf.pow(pred - Y, 2)) / (2 * test_X.shape[0]),
+            feed_dict={X: test_X, Y: [6.0, 8.0, 10.0]})
+        print(testing_cost, sess.run([cost, tf.argmax(pred)], {X: test_X, Y: [6.0, 8.0, 10.0]}))
+""")
+
+
+def test_a_fetch_built_in_the_call_is_computed_in_the_step():
+    r = migrated(COMPUTED_FETCH)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    # the optimizer of a train op named `optimizer` is named after its class
+    assert "gradient_descent_optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)" in out
+    assert "    return (tf.reduce_sum(tf.pow(pred - Y, 2)) / (2 * test_X.shape[0])).numpy()" in out
+    assert "    return [cost.numpy(), tf.argmax(pred).numpy()]" in out
+    assert not migrate_source(out, "f.py").changed
+
+
+def test_a_fetch_that_draws_or_updates_is_not_converted():
+    r = migrated(COMPUTED_FETCH.replace("tf.argmax(pred)", "pred + tf.random_normal([3])"))
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "a random op" in f.message for f in r.findings), codes(r)
+
+
+@pytest.mark.tf
+def test_a_fetch_built_in_the_call_verifies_equal(tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    report = verify_sources(COMPUTED_FETCH, migrated(COMPUTED_FETCH).output, tmp_path / "cf.py")
+    assert report.status == "ok", report.to_text()
+    assert report.new.values["testing_cost"].shape == ()
+    assert any(row.name == "stdout:1" and row.status == "ok" for row in report.rows)
