@@ -89,7 +89,9 @@ X = tf.placeholder(tf.float32, [4, 2], name="x")
 Y = tf.placeholder(tf.float32, [4, 1], name="y")
 
 with tf.name_scope("Layer1"):
-    W1 = tf.Variable(tf.constant([[0.5, -0.3], [0.2, 0.8]]), name="weight_1")
+    # not trained: a histogram of a variable fetched with the train op that updates it
+    # reads it before or after the update, as TF1's scheduler has it (ref variables)
+    W1 = tf.Variable(tf.constant([[0.5, -0.3], [0.2, 0.8]]), name="weight_1", trainable=False)
     b1 = tf.Variable(tf.constant([0.1, -0.1]), name="bias_1")
     layer1 = tf.sigmoid(tf.matmul(X, W1) + b1)
     tf.summary.histogram("W1", W1)
