@@ -58,6 +58,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
@@ -789,7 +790,36 @@ class ModelCode(TapeshiftCodemod):
         if isinstance(expr, cst.Attribute) and expr.attr.value == "name" \
                 and isinstance(expr.value, cst.Name) and expr.value.value in self._scope_vars:
             return self._scope_vars[expr.value.value].name
+        if self._class is not None and isinstance(expr, cst.Attribute) \
+                and m.matches(expr.value, m.Name("self")) \
+                and expr.attr.value in self._object_names():
+            # `tf.variable_scope(self.name)`: one name per object, fixed by its
+            # constructor's argument; the names under it are written as f-strings
+            return f"{{self.{expr.attr.value}}}"
         return None
+
+    def _object_names(self) -> Set[str]:
+        """Attributes of the class being read that ``__init__`` binds once to one of its
+        parameters and nothing binds again (``self.name = name``)."""
+        ctx = self._class
+        if ctx is None or "__init__" not in ctx.methods:
+            return set()
+        init = ctx.methods["__init__"]
+        params = {p.name.value for p in init.params.params[1:]}
+        bound: Dict[str, int] = {}
+        names: Set[str] = set()
+        for n in nodes(ctx.node):
+            if isinstance(n, cst.AssignTarget) and m.matches(
+                    n.target, m.Attribute(value=m.Name("self"))):
+                bound[n.target.attr.value] = bound.get(n.target.attr.value, 0) + 1
+        for stmt in init.body.body:
+            if m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(
+                    targets=[m.AssignTarget(target=m.Attribute(value=m.Name("self")))],
+                    value=m.Name())])):
+                assign = stmt.body[0]
+                if assign.value.value in params:
+                    names.add(assign.targets[0].target.attr.value)
+        return {a for a in names if bound.get(a) == 1}
 
     def _collection_key(self, call: cst.Call) -> Optional[str]:
         api = self.tf_api_name(call.func)

@@ -35,6 +35,18 @@ SUMMARY_OPS = frozenset({"summary.scalar", "summary.histogram", "summary.image",
                          "summary.text", "summary.tensor_summary"})
 
 
+#: a TF1 name that starts in a scope named by an attribute of the object (``{self.name}``)
+OBJECT_SCOPE = "{self."
+
+
+def name_literal(name: str) -> cst.BaseExpression:
+    """A TF1 name as a string literal: an f-string when a scope in it is named by the
+    object (``f"{self.name}/W4"``, one name per object as in TF1)."""
+    if OBJECT_SCOPE in name:
+        return cst.parse_expression(f'f"{name}"')
+    return cst.SimpleString(f'"{name}"')
+
+
 def is_initializer_api(api: str) -> bool:
     last = api.rpartition(".")[2]
     return (last.endswith("_initializer") or api.startswith(("initializers.", "keras.initializers."))
@@ -126,7 +138,7 @@ class CallRewriter(cst.CSTTransformer):
                                f"({entry.name})")
             return cst.parse_expression(entry.handle)
         value = self._initial_value(original, args, bind(original, GET_VARIABLE))
-        kwargs = [("name", cst.SimpleString(f'"{entry.name}"'))]
+        kwargs = [("name", name_literal(entry.name))]
         if not trainable:
             kwargs.append(("trainable", cst.Name("False")))
         for key in ("validate_shape", "constraint", "synchronization", "aggregation"):
@@ -261,7 +273,7 @@ class CallRewriter(cst.CSTTransformer):
             return call  # TF2 names it as TF1 did, or its name is never looked up
         rule.record_change(original, f"tf.Variable named \"{full}\", as TF1 named it" + (
             " in its scope" if "/" in full else " (a Saver keeps variables by name)"))
-        new_name = cst.SimpleString(f'"{full}"')
+        new_name = name_literal(full)
         if named is not None:
             return call.with_changes(args=[a.with_changes(value=new_name) if a is named else a
                                            for a in call.args])
@@ -321,7 +333,7 @@ class CallRewriter(cst.CSTTransformer):
                 func=cst.parse_expression(f"tf_keras.layers.{spec.cls}"),
                 args=_constructor_args(call, params, spec.positional,
                                        ("inputs", *STORE_ARGS, *spec.call),
-                                       cst.SimpleString(f'"{entry.name}"') if named else None))
+                                       name_literal(entry.name) if named else None))
             self.before.append(_assign(entry.handle, ctor_call))
             rule._keras = True
             rule._facts.layers[entry.handle] = entry
@@ -357,7 +369,7 @@ class CallRewriter(cst.CSTTransformer):
         tag = self.store.op_name(name)
         rule.record_change(original, f"summary `{name}` tagged \"{tag}\", its TF1 tag")
         first = call.args[0]
-        return call.with_changes(args=[first.with_changes(value=cst.SimpleString(f'"{tag}"')),
+        return call.with_changes(args=[first.with_changes(value=name_literal(tag)),
                                        *call.args[1:]])
 
     # -- collections --------------------------------------------------------

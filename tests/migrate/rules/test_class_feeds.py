@@ -215,3 +215,38 @@ def test_the_shared_session_agents_compute_the_legacy_numbers_on_resource_variab
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
     assert len(printed) == 5, report.to_text()
     assert "legacy variables: resource variables" in report.to_text()
+
+
+def test_a_scope_named_by_the_constructor_names_each_objects_variables():
+    """`with tf.variable_scope(self.name):`, `m1 = Model(sess, "m1")`: TF1 named the
+    variables m1/W1; the migrated class names them f"{self.name}/W1"."""
+    r = migrated("named_scope_model.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert 'self.W1 = tf.Variable(tf.compat.v1.glorot_uniform_initializer(seed=1)([4, 8]), ' \
+           'name=f"{self.name}/W1")' in out
+    assert "variable_scope" not in out and "tf.contrib" not in out
+    assert 'm1 = Model("m1")' in out
+    assert not migrate_source(out, "named_scope_model.py").changed
+
+
+def test_a_scope_named_by_an_attribute_bound_again_stays_unconverted():
+    source = (DATA / "named_scope_model.py").read_text(encoding="utf-8").replace(
+        "    def predict(self, x_test):",
+        "    def rename(self, name):\n        self.name = name\n\n    def predict(self, x_test):")
+    r = migrate_source(source, "renamed.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS125" and "computed value" in f.message for f in r.findings), codes(r)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_named_scope_model_computes_the_legacy_numbers(tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    name = "named_scope_model.py"
+    source = (DATA / name).read_text(encoding="utf-8")
+    report = verify_sources(source, migrated(name).output, tmp_path / name, timeout=TIMEOUT,
+                            align_random=True)
+    assert report.status == "ok", report.to_text()
+    assert sum(1 for row in report.rows if row.name.startswith("stdout:")) == 6
