@@ -49,7 +49,7 @@ from tapeshift.migrate.rules.tf1_only import EAGER_UNSUPPORTED, tf1_only
 from tapeshift.migrate.engine.findings import REGISTRY, TS100, TS101, TS114, Change, Finding, Severity, make_finding
 from tapeshift.migrate.engine.positions import LineMap
 from tapeshift.migrate.engine.python_syntax import compile_quietly, parse
-from tapeshift.migrate.engine.screen import identifiers, may_act
+from tapeshift.migrate.engine.screen import identifiers, may_act, may_act_on_code
 
 # Which rules run, and in what order, each rule declares itself (its PHASE and
 # ORDER, read through tapeshift.migrate.engine.registry). Tape form: the "pre" rules
@@ -159,7 +159,7 @@ class _Runner:
         ``tree`` itself when the rule left the code as it was."""
         if not active():  # reference mode: as LibCST runs a codemod on its own
             return self._alone(rule, tree, shared)
-        if not may_act(rule, tree.names):
+        if not may_act(rule, tree.names) or not may_act_on_code(rule, tree.code):
             return tree, [], []  # the file spells nothing the rule acts on
         before = _snapshot(shared)
         key = (rule, id(tree))

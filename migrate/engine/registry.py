@@ -20,6 +20,9 @@ in a module of :mod:`tapeshift.migrate.rules`, decorated with
     identifiers one of which a file must spell for the rule to have anything
     to do (:mod:`tapeshift.migrate.engine.screen`); a function returning them
     when they depend on the other rules.
+``SCREEN_CODE``
+    optionally, a finer test of the code, False only where the rule certainly
+    does nothing (:func:`tapeshift.migrate.engine.screen.code_test`).
 ``OPTION``
     an opt-in behaviour (a :class:`RuleOption`) that the command line offers.
 

@@ -98,6 +98,10 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
     #: pipeline does not run the rule on other files (``tapeshift.migrate.engine.screen``). None:
     #: always run it.
     SCREEN_NAMES: Optional[FrozenSet[str]] = None
+    #: A finer test, run where the names matched: a function of the code (a
+    #: ``staticmethod``), False only when the rule certainly does nothing there
+    #: (``tapeshift.migrate.engine.screen.code_test``). None: no such test.
+    SCREEN_CODE: Optional[Callable[[str], bool]] = None
     #: True when no method has a matcher decorator (``@m.visit``, ``@m.call_if_inside``
     #: ...): LibCST's matcher bookkeeping on every node then changes nothing, and the
     #: visit is dispatched as a plain ``CSTTransformer`` does it, hooks looked up once.

@@ -17,13 +17,19 @@ attribute (``TapeshiftCodemod.SCREEN_NAMES``; a function returning them where
 they depend on the other rules), and ``tests/migrate/engine/test_screen.py`` checks
 them (and that a screened-out rule never has anything to do on the examples,
 the test data and the programs written in the tests).
+
+Where a word is common in files a rule has no work in (``layers``: every
+``from tensor2tensor.layers import ...`` spells it), a rule may also declare
+a finer test of the code, :func:`code_test` (its ``SCREEN_CODE``: a function
+of the code that is False only when the rule certainly does nothing there),
+run after the names matched, on the text the pipeline has anyway.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import FrozenSet, Optional
+from typing import Callable, FrozenSet, Optional
 
 from tapeshift.migrate.engine.python_syntax import parse
 
@@ -92,3 +98,19 @@ def may_act(rule: type, names: FrozenSet[str]) -> bool:
     file whose identifiers are ``names``."""
     needed = triggers(rule)
     return needed is None or not needed.isdisjoint(names)
+
+
+def code_test(rule: type) -> Optional[Callable[[str], bool]]:
+    """The rule's ``SCREEN_CODE``: a function of a file's code, False when the
+    rule certainly changes, reports and shares nothing there (declared by the
+    class itself, not inherited); None: no such test."""
+    declared = rule.__dict__.get("SCREEN_CODE")
+    if isinstance(declared, staticmethod):
+        declared = declared.__func__
+    return declared
+
+
+def may_act_on_code(rule: type, code: str) -> bool:
+    """False when the rule's ``SCREEN_CODE`` says it does nothing on ``code``."""
+    test = code_test(rule)
+    return test is None or test(code)

@@ -24,6 +24,7 @@ layers`` still gets ``disable_v2_behavior()``.
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Set
 
 import libcst as cst
@@ -68,6 +69,46 @@ _LAYERS_MODULES = ("tensorflow.layers", "tensorflow.compat.v1.layers")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1")
 
 
+#: "." and then the word "layers", whatever whitespace, line continuations and
+#: comments stand between them: how every attribute ``X.layers`` is spelled
+#: (and some text that is no attribute: strings, comments, module paths)
+_DOT_LAYERS = re.compile(r"\.(?:[ \t\f\r\n]|\\\r?\n|\\\r|#[^\r\n]*)*layers\b")
+#: a line that starts an import of a module path (``from P import``, ``import P``):
+#: the keywords ``from P import`` and ``import`` appear in nothing but import
+#: statements, so outside a string such a line is one
+_IMPORT_PATH = re.compile(r"[ \t\f]*(?:from[ \t\f]+([\w.]+)[ \t\f]+import\b|import[ \t\f]+([\w.]+))")
+#: ``from tensorflow[.compat.v1] import``, however spaced (the form that may import ``layers``)
+_FROM_TF = re.compile(r"\bfrom(?:\s|\\)+tensorflow(?:\s|\\|\.|compat|v1)*?\bimport\b")
+
+
+def may_act(code: str) -> bool:
+    """False when the rule certainly has nothing to do in ``code``.
+
+    It changes or reports only (a) an import of ``tensorflow[.compat.v1].layers``
+    or ``from tensorflow[.compat.v1] import layers``, and (b) an attribute ``X.layers``
+    that is TensorFlow's (and attributes of it). So it has nothing to do where
+    no ``from tensorflow... import`` is spelled, and every ``.layers`` of the
+    text is in the module path at the start of an import line that is not
+    TensorFlow's (``from tensor2tensor.layers import common_layers``): the
+    names of an import statement are no attributes with a qualified name.
+    Anything else (a ``.layers`` in a string, a comment, an expression, a
+    path spelled with spaces) lets the rule run."""
+    if _FROM_TF.search(code):
+        return True
+    for match in _DOT_LAYERS.finditer(code):
+        dot = match.start()
+        line = max(code.rfind("\n", 0, dot), code.rfind("\r", 0, dot)) + 1
+        head = _IMPORT_PATH.match(code, line)
+        if head is None:
+            return True
+        group = 1 if head.group(1) is not None else 2
+        start, end = head.span(group)
+        if not (start <= dot and match.end() <= end) \
+                or head.group(group).split(".", 1)[0] == "tensorflow":
+            return True
+    return False
+
+
 @register_rule
 class LayersToTfKeras(TapeshiftCodemod):
     DESCRIPTION = DESCRIPTION
@@ -78,6 +119,8 @@ class LayersToTfKeras(TapeshiftCodemod):
     CODES = (TS124,)
     #: every reference to tf.layers, and every import of it, spells "layers"
     SCREEN_NAMES = frozenset({"layers"})
+    #: and most files that spell it (tensor2tensor's) do so in other modules' paths
+    SCREEN_CODE = staticmethod(may_act)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -263,6 +263,63 @@ def test_the_rule_is_screened_by_the_word_layers():
     assert not [c for c in result.changes if c.rule == "layers"]
 
 
+#: (code, whether the rule may have work there); the code is a fallback's output
+CODE_SCREEN = [
+    ("from tensor2tensor.layers import common_layers\nx = common_layers.f()\n", False),
+    ("import tensor2tensor.layers.common_layers as cl\nfrom .layers import a\n", False),
+    ("import tensorflow_addons.layers\nlayers = 1\n", False),
+    ("x = tf.layers.dense(y)\n", True),
+    ("x = (tf.  # a comment\n     layers)\n", True),
+    ("x = tf.\\\n    layers\n", True),
+    ("import tensorflow.layers as L\n", True),
+    ("import tensorflow.compat.v1.layers\n", True),
+    ("from tensorflow import layers\n", True),
+    ("from tensorflow.compat.v1 import (a,\n    layers)\n", True),
+    ("from tensorflow . compat . v1 import layers\n", True),
+    ("from  tensorflow.layers import dense\n", True),
+    ("from tensorflow.compat.v1.layers import *\n", True),
+    ("import a.layers; tf.layers.dense(x)\n", True),
+    ("from tensor2tensor . layers import x\n", True),
+    ("raise E() \\\n    from tf.layers\n", True),
+    ('s = """\nimport foo.layers""" + tf.layers.y\n', True),
+    ("x = self.layers\n", True),
+]
+
+
+@pytest.mark.parametrize("code, acts", CODE_SCREEN)
+def test_the_code_screen_lets_the_rule_run_where_it_may_act(code, acts):
+    assert screen.code_test(LayersToTfKeras)(code) is acts
+
+
+def test_the_code_screen_never_skips_a_file_the_rule_acts_on():
+    """The fallback's output of the examples, the test data and these cases:
+    wherever the rule changes or reports something, the screen lets it run."""
+    from libcst.codemod import CodemodContext
+    import libcst as cst
+
+    from tapeshift.migrate.engine.pipeline import _Runner, _Tree, findings_of, changes_of
+    from tapeshift.migrate.rules.compat_fallback import CompatFallback
+
+    sources = [(f.name, f.read_text(encoding="utf-8")) for f in sorted(
+        [*ROOT.glob("examples/*.py"), *ROOT.glob("tests/migrate/data/**/*.py")])]
+    sources += [(f"case {i}", "import tensorflow as tf\n" + code) for i, (code, _) in enumerate(CODE_SCREEN)]
+    acted = skipped = 0
+    for name, source in sources:
+        try:
+            tree = _Tree(cst.parse_module(source), source, parsed=True)
+        except cst.ParserSyntaxError:
+            continue
+        output, _, _ = _Runner(name).run(CompatFallback, tree)
+        context = CodemodContext(filename=name)
+        new = LayersToTfKeras(context).transform_module(output.raw)
+        if new.code != output.code or findings_of(context) or changes_of(context):
+            acted += 1
+            assert screen.may_act_on_code(LayersToTfKeras, output.code), name
+        elif not screen.may_act_on_code(LayersToTfKeras, output.code):
+            skipped += 1
+    assert acted > 5 and skipped > 5
+
+
 def test_the_codemod_imports_without_tensorflow(tmp_path, block_imports):
     # tensorflow and tf_keras refused, then the codemod on a file
     probe = block_imports("tensorflow", "tf_keras", "keras") + dedent(f"""\
