@@ -42,7 +42,7 @@ from tapeshift.migrate.engine.rule import (
 from tapeshift.migrate.engine.settings import MODES, Settings
 from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches, printed_start_positions, qualified_names
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import nodes, remembering
 from tapeshift.migrate.engine import registry
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE
 from tapeshift.migrate.rules.tf1_only import EAGER_UNSUPPORTED, tf1_only
@@ -327,7 +327,7 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
     if problem:
         raise ValueError(problem)
     try:
-        with settings.applied():
+        with settings.applied(), remembering():  # what walks learn, kept for the file
             return _migrate_checked(source, path, mode, fix, options)
     finally:
         clear_tree_caches()  # the file's trees are done with

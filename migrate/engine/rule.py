@@ -27,7 +27,8 @@ from tapeshift.migrate.engine.findings import REGISTRY, Change, CodeInfo, Findin
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.metadata import OnDemand, start_positions
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
-from tapeshift.migrate.engine.toolkit.walk import instance_test, no_attribute_hook, transform_module
+from tapeshift.migrate.engine.toolkit.walk import (instance_test, no_attribute_hook, node_classes,
+                                                   transform_module, untouched)
 
 SCRATCH_FINDINGS = "tapeshift.findings"
 SCRATCH_CHANGES = "tapeshift.changes"
@@ -60,6 +61,23 @@ def _has_attribute_hooks(cls: type) -> bool:
     return any(_ATTRIBUTE_HOOK.match(name)
                for klass in cls.__mro__ if not klass.__module__.startswith("libcst")
                for name in vars(klass))
+
+
+@functools.lru_cache(maxsize=None)
+def _untouched(cls: type) -> frozenset:
+    """The node classes on whose nodes (and all under them) a rule of class
+    ``cls`` with plain dispatch does nothing: no ``visit_<Node>`` or
+    ``leave_<Node>`` method of its own (LibCST's visitor classes declare them
+    all, doing nothing) for any class that can be there. Nothing when the
+    class changes the dispatch itself."""
+    if (cls.on_visit is not TapeshiftCodemod.on_visit or cls._visit is not TapeshiftCodemod._visit
+            or cls.on_leave is not TapeshiftCodemod.on_leave):
+        return frozenset()
+    own = {name for klass in cls.__mro__ if not klass.__module__.startswith("libcst")
+           for name in vars(klass)}
+    hooked = frozenset(c for c in node_classes()
+                       if f"visit_{c.__name__}" in own or f"leave_{c.__name__}" in own)
+    return untouched(hooked)
 
 
 #: what holds statements: the nodes a ``STATEMENTS_ONLY`` rule visits the parts of
@@ -175,7 +193,10 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if not speedups.active():
             return super().transform_module_impl(tree)
-        return transform_module(tree, self)
+        # a plain dispatch without attribute hooks need not go where no hook is
+        skip = _untouched(type(self)) if self._plain and \
+            self.on_visit_attribute is no_attribute_hook is self.on_leave_attribute else frozenset()
+        return transform_module(tree, self, skip)
 
     def kept_tree(self) -> bool:
         """After ``transform_module``: True when the visit certainly gave back the

@@ -27,7 +27,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, untouched
 from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 
@@ -227,6 +227,8 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         steps = self.shared.get("step_functions", set())
         strategies = self._strategies(node)
         stateful: List[tuple] = []  # (node, message): they matter only if a graph is run
+        # whitespace, operators, literals: no call, name or function under them
+        bare = untouched(frozenset({cst.Call, cst.Name, cst.FunctionDef}))
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
             nonlocal has_session, seeded, blocked
@@ -300,7 +302,8 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                              stack[-4] if len(stack) > 3 else None))
             stack.append(n)
             for child in children(n):
-                walk(child, stack)
+                if type(child) not in bare:
+                    walk(child, stack)
             stack.pop()
 
         walk(node, [])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import walk
+from tapeshift.migrate.engine.toolkit.statements import statements
 
 VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
 LIST_MAKERS = frozenset({
@@ -81,7 +81,7 @@ class KindMixin:
         """(kinds, list_elements) for every name assigned in the module."""
         kinds: dict = {}
         elements: dict = {}
-        for node, _ in walk(module):  # assignments in the order they are written
+        for node in statements(module):  # assignments in the order they are written
             if type(node) is not cst.Assign or len(node.targets) != 1:
                 continue
             target = node.targets[0].target

@@ -8,7 +8,7 @@ full walk would.
 
 from __future__ import annotations
 
-from typing import List
+from typing import Iterator, List
 
 import libcst as cst
 
@@ -34,3 +34,14 @@ def statement_children(node: cst.CSTNode) -> List[cst.CSTNode]:
         elif isinstance(value, (list, tuple)):
             out.extend(v for v in value if _node(v))
     return out
+
+
+def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``root`` and every statement, suite and clause under it (small
+    statements included: an assignment, an import), in the order a LibCST
+    visitor meets them; expressions are not walked (they hold no statement)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(statement_children(node)))

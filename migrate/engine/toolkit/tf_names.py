@@ -14,7 +14,9 @@ from typing import Iterable, Optional, Set
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, remembered
+
+_is_name = instance_test(cst.Name)
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
@@ -50,8 +52,10 @@ def tf_module_alias(module: cst.Module) -> Optional[str]:
 
 
 def all_names(module: cst.Module) -> Set[str]:
-    """Every identifier spelled in the module (to pick fresh names)."""
-    return {node.value for node in nodes(module) if isinstance(node, cst.Name)}
+    """Every identifier spelled in the module (to pick fresh names; a new set
+    each time, computed once per tree while the walks remember)."""
+    return set(remembered(module, "all_names", lambda: frozenset(
+        node.value for node in nodes(module) if _is_name(node))))
 
 
 def fresh_name(base: str, taken: Iterable[str]) -> str:

@@ -24,16 +24,29 @@ means in each field is LibCST's answer, not restated here. The transformer's
 hooks are called in the same order with the same original nodes; the only
 difference a rule can see is that ``updated_node`` is ``original_node`` where
 nothing under it changed (as LibCST gives it when ``visit_*`` returns False).
+
+While a file is migrated (:func:`remembering`, which the pipeline enters),
+what a walk learns is kept: each node's children, and the nodes of a whole
+module in :func:`nodes`' order. A node's children never change (LibCST's
+trees are immutable), and the trees of one file are walked over and over
+(each rule's analyses, the names it may not take, the check for a node
+placed twice, each rule's pass): every walk after the first reads them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
+import functools
+import inspect
+import typing
+from contextlib import contextmanager
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 import libcst as cst
 
 from tapeshift.migrate.engine.libcst_speedups import active, rebuild, visited_fields
+
+T = TypeVar("T")
 
 #: node class -> (the fields LibCST visits, in its order; the fields that were None
 #: and not visited in every instance learnt from: LibCST may visit some of them
@@ -104,6 +117,8 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the nodes directly under ``node``, in source order."""
     if not active():  # the reference: LibCST's own answer
         return list(node.children)
+    if _remembered is not None:
+        return list(_remembered_children(node))
     return _children(node)
 
 
@@ -111,9 +126,65 @@ def _libcst_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return list(node.children)
 
 
-def _children_function() -> Callable[[cst.CSTNode], List[cst.CSTNode]]:
+def _children_function() -> Callable[[cst.CSTNode], Sequence[cst.CSTNode]]:
     """What a walk calls for each node's children (the switch read once per walk)."""
-    return _children if active() else _libcst_children
+    if not active():
+        return _libcst_children
+    return _children if _remembered is None else _remembered_children
+
+
+# -- what the walks of one file learn -------------------------------------------------
+class _Memory:
+    """What walks learnt about the trees of the file being migrated. Each entry
+    holds the node it is about, so that no other object can take its id."""
+
+    def __init__(self) -> None:
+        #: id(node) -> (node, its children)
+        self.children: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}
+        #: id(module) -> (module, its nodes in the order ``nodes`` gives them)
+        self.nodes: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+        #: (id(node), key) -> (node, value): what :func:`remembered` computed
+        self.facts: Dict[Tuple[int, str], Tuple[cst.CSTNode, object]] = {}
+
+
+_remembered: Optional[_Memory] = None
+_depth = 0
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Within: walks keep what they learn (children, a module's nodes, the
+    facts of :func:`remembered`); on leaving the outermost, it is all let go.
+    Nothing is kept in reference mode."""
+    global _remembered, _depth
+    if _depth == 0:
+        _remembered = _Memory() if active() else None
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        if _depth == 0:
+            _remembered = None
+
+
+def _remembered_children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    known = _remembered.children.get(id(node))  # type: ignore[union-attr]
+    if known is None:
+        known = _remembered.children[id(node)] = (node, tuple(_children(node)))  # type: ignore[union-attr]
+    return known[1]
+
+
+def remembered(node: cst.CSTNode, key: str, compute: Callable[[], T]) -> T:
+    """``compute()``, a fact about ``node`` (which never changes: LibCST's trees
+    are immutable), computed once per ``key`` while :func:`remembering`."""
+    if _remembered is None:
+        return compute()
+    facts = _remembered.facts
+    known = facts.get((id(node), key))
+    if known is None:
+        known = facts[(id(node), key)] = (node, compute())
+    return known[1]  # type: ignore[return-value]
 
 
 def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
@@ -153,8 +224,19 @@ def walk(root: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = Non
 
 
 def nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under ``root`` (itself included), in no particular order."""
+    """Every node under ``root`` (itself included), in no particular order
+    (the same order each time)."""
     children = _children_function()
+    if children is _remembered_children and type(root) is cst.Module:
+        known = _remembered.nodes.get(id(root))  # type: ignore[union-attr]
+        if known is not None:
+            return iter(known[1])
+        return _module_nodes(root, _remembered)  # type: ignore[arg-type]
+    return _nodes(root, children)
+
+
+def _nodes(root: cst.CSTNode, children: Callable[[cst.CSTNode], Sequence[cst.CSTNode]]
+           ) -> Iterator[cst.CSTNode]:
     stack = [root]
     while stack:
         node = stack.pop()
@@ -162,7 +244,97 @@ def nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(node))
 
 
+def _module_nodes(root: cst.Module, memory: _Memory) -> Iterator[cst.CSTNode]:
+    """:func:`_nodes` of a module, kept in ``memory`` once the walk is complete."""
+    known = memory.children
+    out: List[cst.CSTNode] = []
+    append = out.append
+    stack: List[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        append(node)
+        yield node
+        entry = known.get(id(node))
+        if entry is None:
+            entry = known[id(node)] = (node, tuple(_children(node)))
+        stack.extend(entry[1])
+    memory.nodes[id(root)] = (root, out)
+
+
 Visited = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+# -- which node classes can be under which ---------------------------------------------
+@functools.lru_cache(maxsize=None)
+def node_classes() -> FrozenSet[type]:
+    """LibCST's concrete node classes (those ``libcst`` exports)."""
+    return frozenset(c for c in vars(cst).values() if inspect.isclass(c)
+                     and issubclass(c, cst.CSTNode) and not inspect.isabstract(c))
+
+
+def _concrete(cls: type) -> Set[type]:
+    out = set()
+    stack = [cls]
+    while stack:
+        c = stack.pop()
+        if c in node_classes():
+            out.add(c)
+        stack.extend(c.__subclasses__())
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _field_classes(cls: type) -> Optional[FrozenSet[type]]:
+    """The node classes the fields of ``cls`` may hold, read off their type
+    annotations (an abstract class stands for its concrete ones); None when
+    the annotations cannot be read."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:
+        return None
+    out: Set[type] = set()
+
+    def scan(t: object) -> None:
+        if typing.get_origin(t) is not None:
+            for arg in typing.get_args(t):
+                scan(arg)
+        elif inspect.isclass(t) and issubclass(t, cst.CSTNode):
+            out.update(_concrete(t))
+
+    for f in dataclasses.fields(cls):
+        scan(hints.get(f.name))
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def subtree_classes(cls: type) -> Optional[FrozenSet[type]]:
+    """The node classes a node of class ``cls`` may have under it, itself
+    included (what LibCST's field annotations allow: a ``Name`` holds only
+    parentheses and whitespace); None when that is not known."""
+    seen = {cls}
+    todo = [cls]
+    while todo:
+        below = _field_classes(todo.pop())
+        if below is None:
+            return None
+        for c in below:
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    return frozenset(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def untouched(hooked: FrozenSet[type]) -> FrozenSet[type]:
+    """The node classes under whose nodes (themselves included) no class of
+    ``hooked`` can be: a transformer with hooks for those classes alone does
+    nothing there."""
+    out = set()
+    for cls in node_classes():
+        below = subtree_classes(cls)
+        if below is not None and below.isdisjoint(hooked):
+            out.add(cls)
+    return frozenset(out)
 
 
 def no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
@@ -171,34 +343,50 @@ def no_attribute_hook(node: cst.CSTNode, attribute: str) -> None:
     return None
 
 
-def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
-    """``node.visit(transformer)``, keeping every node under which nothing changed."""
+def transform(node: cst.CSTNode, transformer: cst.CSTTransformer,
+              skip: FrozenSet[type] = frozenset()) -> Visited:
+    """``node.visit(transformer)``, keeping every node under which nothing changed.
+
+    ``skip``: node classes on whose nodes, and all under them, the transformer
+    certainly does nothing (its hooks do nothing there, it keeps no count of
+    visits): such a node is kept as it is, unvisited. Whitespace and
+    punctuation are over half of a tree's nodes."""
     on_visit, on_leave = transformer.on_visit, transformer.on_leave
     visit_attribute = transformer.on_visit_attribute
     leave_attribute = transformer.on_leave_attribute
     attributes = not (visit_attribute is no_attribute_hook and leave_attribute is no_attribute_hook)
+    # without attribute hooks, a node's children are all a visit needs of its fields
+    known = _remembered_children if _remembered is not None and not attributes else None
 
     def visit(node: cst.CSTNode) -> Visited:
+        if type(node) in skip:
+            return node
         if on_visit(node):
             results: List[Visited] = []
             changed = False
-            for name in _fields(node):
-                value = getattr(node, name)
-                if value is None and _skipped_when_none(node, name):
-                    continue
-                if attributes:
-                    visit_attribute(node, name)
-                if _is_node(value):
-                    new = visit(value)
+            if known is not None:
+                for child in known(node):
+                    new = visit(child)
                     results.append(new)
-                    changed = changed or new is not value
-                elif isinstance(value, (tuple, list)):
-                    for child in value:
-                        new = visit(child)
+                    changed = changed or new is not child
+            else:
+                for name in _fields(node):
+                    value = getattr(node, name)
+                    if value is None and _skipped_when_none(node, name):
+                        continue
+                    if attributes:
+                        visit_attribute(node, name)
+                    if _is_node(value):
+                        new = visit(value)
                         results.append(new)
-                        changed = changed or new is not child
-                if attributes:
-                    leave_attribute(node, name)
+                        changed = changed or new is not value
+                    elif isinstance(value, (tuple, list)):
+                        for child in value:
+                            new = visit(child)
+                            results.append(new)
+                            changed = changed or new is not child
+                    if attributes:
+                        leave_attribute(node, name)
             updated = rebuild(node, results) if changed else node
         else:
             updated = node
@@ -212,9 +400,11 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer) -> Visited:
     return visit(node)
 
 
-def transform_module(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module:
-    """``module.visit(transformer)``, keeping every node under which nothing changed."""
-    result = transform(module, transformer)
+def transform_module(module: cst.Module, transformer: cst.CSTTransformer,
+                     skip: FrozenSet[type] = frozenset()) -> cst.Module:
+    """``module.visit(transformer)``, keeping every node under which nothing
+    changed (``skip``: see :func:`transform`)."""
+    result = transform(module, transformer, skip)
     if isinstance(result, cst.RemovalSentinel):  # as Module.visit answers a removal
         return module.with_changes(body=(), header=(), footer=())
     return result

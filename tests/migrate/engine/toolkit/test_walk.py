@@ -15,7 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, transform_module, walk
+from tapeshift.migrate.engine.toolkit.statements import statements
+from tapeshift.migrate.engine.toolkit.walk import (children, instance_test, nodes, remembered, remembering,
+                                                   subtree_classes, transform_module, untouched, walk)
 
 ROOT = Path(__file__).resolve().parents[4]
 FILES = [f for f in (sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate").rglob("*.py"))
@@ -69,6 +71,21 @@ def assert_same_as_libcst(source: str) -> int:
         assert len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs)), \
             f"children of {type(g).__name__} {module.code_for_node(g)!r}"
     assert {id(n) for n in nodes(module)} == {id(n) for n, _ in want}
+    # what the walks remember while a file is migrated: the same answers
+    alone = list(nodes(module))
+    with remembering():
+        for _ in range(2):  # learnt, then read back
+            assert list(nodes(module)) == alone
+            assert all(children(n) == list(n.children) for n, _ in want)
+    # the statements, in LibCST's order: every statement and small statement
+    found = list(statements(module))
+    ids = {id(n) for n in found}
+    assert [n for n, _ in want if id(n) in ids] == found
+    assert {id(n) for n, _ in want if isinstance(n, (cst.BaseStatement, cst.BaseSmallStatement))} <= ids
+    # a node's children are of the classes LibCST's annotations allow below it
+    for node, _ in want:
+        below = subtree_classes(type(node))
+        assert below is not None and all(type(c) in below for c in node.children), type(node).__name__
     return len(want)
 
 
@@ -258,3 +275,65 @@ def test_transform_generated_programs(source):
     except (cst.CSTValidationError, TypeError, ValueError):
         return  # the scrambling made something LibCST refuses to build
     assert_transform_is_libcst_s(source)
+
+
+def test_remembered_facts_are_computed_once_while_remembering():
+    module = cst.parse_module("x = 1\n")
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls)
+
+    assert remembered(module, "k", compute) == 1 and remembered(module, "k", compute) == 2
+    with remembering():
+        assert remembered(module, "k", compute) == 3
+        assert remembered(module, "k", compute) == 3
+        assert remembered(module, "other", compute) == 4
+    assert remembered(module, "k", compute) == 5  # let go on leaving
+
+
+def test_a_walk_stopped_early_is_not_remembered_as_whole():
+    module = cst.parse_module("a = 1\nb = 2\n")
+    with remembering():
+        first = next(iter(nodes(module)))
+        assert first is module
+        assert len(list(nodes(module))) == len([n for n, _ in visit_order(module)])
+
+
+def test_whitespace_and_names_hold_no_expression():
+    assert subtree_classes(cst.SimpleWhitespace) == {cst.SimpleWhitespace}
+    assert cst.Call not in subtree_classes(cst.Name) and cst.Name in subtree_classes(cst.Name)
+    assert cst.Name in subtree_classes(cst.Call)
+    skip = untouched(frozenset({cst.Call}))
+    assert cst.Name in skip and cst.Comma in skip and cst.Call not in skip
+    assert cst.Attribute not in skip  # an attribute's value may be a call
+    assert cst.Module not in untouched(frozenset({cst.Import}))
+
+
+class Counting(cst.CSTTransformer):
+    """Hooks for two classes only: notes what it sees, changes some names."""
+
+    def __init__(self):
+        self.calls = []
+
+    def visit_Call(self, node):
+        self.calls.append(("visit", id(node)))
+
+    def leave_Call(self, original_node, updated_node):
+        self.calls.append(("leave", id(original_node)))
+        return updated_node
+
+    def leave_Name(self, original_node, updated_node):
+        self.calls.append(("name", id(original_node)))
+        return updated_node.with_changes(value=updated_node.value + "_") \
+            if len(updated_node.value) == 1 else updated_node
+
+
+@pytest.mark.parametrize("source", [*AWKWARD, *(f.read_text(encoding="utf-8") for f in FILES[:6])])
+def test_skipping_what_no_hook_can_see_changes_nothing(source):
+    module = cst.parse_module(source)
+    theirs, mine = Counting(), Counting()
+    want = module.visit(theirs)
+    got = transform_module(module, mine, untouched(frozenset({cst.Call, cst.Name})))
+    assert got.code == want.code and mine.calls == theirs.calls
