@@ -15,6 +15,9 @@ from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from tapeshift.migrate.engine.libcst_speedups import active
+from tapeshift.migrate.engine.toolkit.walk import children
+
 
 class _LoadsAndStores(cst.CSTVisitor):
     """The names a statement reads (loads) and binds (stores). With ``base``
@@ -25,6 +28,20 @@ class _LoadsAndStores(cst.CSTVisitor):
         self.loads: Set[str] = set()
         self.stores: Set[str] = set()
         self.base = base
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        """``node.visit(self)``: the same ``visit_<Node>`` methods on the same
+        nodes, in the same order, without LibCST building every node again (a
+        visitor's visit does). The class has no ``leave_`` or attribute hooks."""
+        if not active():  # the reference: LibCST's visit
+            node.visit(self)
+            return
+        hook = _HOOKS.get(type(node), _UNKNOWN)
+        if hook is _UNKNOWN:
+            hook = _HOOKS[type(node)] = _LoadsAndStores.__dict__.get(f"visit_{type(node).__name__}")
+        if hook is None or hook(self, node) is not False:
+            for child in children(node):
+                self._walk(child)
 
     def _own(self, node: cst.CSTNode) -> Optional[str]:
         """``self.x`` -> "self.x" when ``self`` is the base; else None."""
@@ -45,7 +62,7 @@ class _LoadsAndStores(cst.CSTVisitor):
         elif (own := self._own(node)) is not None:
             self.stores.add(own)
         elif isinstance(node, (cst.Subscript, cst.Attribute)):
-            node.visit(self)  # loads of the base and the index
+            self._walk(node)  # loads of the base and the index
             base: cst.BaseExpression = node
             while isinstance(base, (cst.Subscript, cst.Attribute)) and self._own(base) is None:
                 base = base.value
@@ -54,39 +71,39 @@ class _LoadsAndStores(cst.CSTVisitor):
             elif isinstance(base, cst.Name):
                 self.stores.add(base.value)
         else:
-            node.visit(self)
+            self._walk(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         self._target(node.target)
         return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        node.target.visit(self)
+        self._walk(node.target)
         self._target(node.target)
-        node.value.visit(self)
+        self._walk(node.value)
         return False
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
         self._target(node.target)
         if node.value is not None:
-            node.value.visit(self)
+            self._walk(node.value)
         return False
 
     def visit_For(self, node: cst.For) -> bool:
         self._target(node.target)
-        node.iter.visit(self)
-        node.body.visit(self)
+        self._walk(node.iter)
+        self._walk(node.body)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            self._walk(node.orelse)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> bool:
         self._target(node.target)
-        node.iter.visit(self)
+        self._walk(node.iter)
         for cond in node.ifs:
-            cond.visit(self)
+            self._walk(cond)
         if node.inner_for_in is not None:
-            node.inner_for_in.visit(self)
+            self._walk(node.inner_for_in)
         return False
 
     def visit_AsName(self, node: cst.AsName) -> bool:
@@ -95,27 +112,27 @@ class _LoadsAndStores(cst.CSTVisitor):
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
         self._target(node.target)
-        node.value.visit(self)
+        self._walk(node.value)
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.stores.add(node.name.value)
         for dec in node.decorators:
-            dec.visit(self)
-        node.params.visit(self)
-        node.body.visit(self)
+            self._walk(dec)
+        self._walk(node.params)
+        self._walk(node.body)
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self.stores.add(node.name.value)
         for part in (*node.decorators, *node.bases, *node.keywords):
-            part.visit(self)
-        node.body.visit(self)
+            self._walk(part)
+        self._walk(node.body)
         return False
 
     def visit_Param(self, node: cst.Param) -> bool:
         if node.default is not None:
-            node.default.visit(self)
+            self._walk(node.default)
         return False
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -150,21 +167,27 @@ class _LoadsAndStores(cst.CSTVisitor):
         if own is not None:
             self.loads.add(own)
         else:
-            node.value.visit(self)
+            self._walk(node.value)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        self._walk(node.value)
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.loads.add(node.value)
 
 
+#: node class -> its ``visit_<Node>`` method of _LoadsAndStores (None: LibCST's,
+#: which does nothing)
+_HOOKS: Dict[type, object] = {}
+_UNKNOWN = object()
+
+
 def names_of(node: cst.CSTNode, base: Optional[str] = None):
     """(loads, stores) of a statement or expression (``base``: see _LoadsAndStores)."""
     v = _LoadsAndStores(base)
-    node.visit(v)
+    v._walk(node)
     return v.loads, v.stores
 
 
