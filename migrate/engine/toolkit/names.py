@@ -13,18 +13,24 @@ LibCST's own classes (``GlobalScope.record_import_assignment``, then
 other names (locals, builtins, other packages) read as empty, which is all
 the rules can tell of them.
 
-It declines (None: the caller runs LibCST's scope analysis) whenever a
-TensorFlow alias could mean anything else somewhere:
+An alias that could mean anything else somewhere is left to LibCST:
 
 * Python's own symbol table (:mod:`symtable`) shows the alias bound any other
   way in any scope (assigned, a parameter, deleted, ``global``, a function or
-  class name, imported inside a function or class body, imported from
-  another package);
+  class name, imported inside a function or class body), or another
+  package's import binds it too;
 * the alias is spelled before its last import (LibCST resolves a module-level
-  reference to the imports that precede it only);
-* the file has a ``match`` statement (its patterns bind and hold names LibCST
-  gives no scope);
-* the text is not what this Python parses.
+  reference to the imports that precede it only).
+
+For such an alias, LibCST's scope analysis runs on a module of the top-level
+statements that spell it (the same statement nodes): every binding,
+declaration and reference of the name is in them, and the scopes they open
+are whole, so LibCST's answer for its references there is its answer in the
+whole module (``common_layers.py``'s ``from tensorflow.python import tf2`` in
+one function needs that function, not the 4000 lines around it). It
+declines altogether (None: the caller runs LibCST's scope analysis on the
+module) where the file has a ``match`` statement (its patterns bind and hold
+names LibCST gives no scope) or the text is not what this Python parses.
 
 Nodes in import statements, attribute and keyword names (``x.tf``,
 ``f(tf=1)``) and nodes not in the tree read as empty, as LibCST gives them no
@@ -39,8 +45,9 @@ from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import GlobalScope, QualifiedName
+from libcst.metadata import GlobalScope, MetadataWrapper, QualifiedName, ScopeProvider
 
+from tapeshift.migrate.engine.screen import identifiers
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.toolkit.statements import statement_children
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -60,13 +67,14 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
     aliases = {bound for bound, _, package in imports if package}
     if not aliases:
         return _ImportQualifiedNames(GlobalScope(), frozenset(), frozenset(), starts)
-    if any(bound in aliases for bound, _, package in imports if not package):
-        return None  # an alias also bound by another package's import
-    if not _only_imported(code, aliases):
-        return None
     tree = parse(code)
-    if tree is None or _has_match(tree) or not _spelled_after_imports(tree, aliases):
+    if tree is None or _has_match(tree):
         return None
+    bound_otherwise = _bound_otherwise(code, aliases)
+    if bound_otherwise is None:
+        return None
+    other = {bound for bound, _, package in imports if not package}  # another package's import
+    dirty = (aliases & other) | bound_otherwise | _read_before_import(tree, aliases)
     scope = GlobalScope()
     inside: Set[int] = set()
     statements = {id(statement): statement for _, statement, _ in imports}
@@ -79,18 +87,24 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
             target = alias.asname.name if alias.asname is not None else alias.name
             for name in _dotted_names(target):
                 scope.record_import_assignment(name, statement, target)
-    return _ImportQualifiedNames(scope, frozenset(aliases), frozenset(inside), starts)
+    return _ImportQualifiedNames(scope, frozenset(aliases - dirty), frozenset(inside), starts,
+                                 frozenset(dirty), module)
 
 
 class _ImportQualifiedNames(Mapping):
-    """Node -> qualified names, answered from the file's TensorFlow imports alone."""
+    """Node -> qualified names, answered from the file's TensorFlow imports alone
+    (``aliases``), or by LibCST on the statements that spell them (``dirty``)."""
 
     def __init__(self, scope: GlobalScope, aliases: frozenset, inside: frozenset,
-                 starts: StartPositions) -> None:
+                 starts: StartPositions, dirty: frozenset = frozenset(),
+                 module: Optional[cst.Module] = None) -> None:
         self._scope = scope
         self._aliases = aliases
         self._inside = inside  # ids of the nodes of import statements
         self._starts = starts
+        self._dirty = dirty
+        self._module = module
+        self._dirty_scopes: Optional[Mapping] = None
         self._cache: Dict[cst.CSTNode, Set[QualifiedName]] = {}
 
     def __getitem__(self, node) -> Set[QualifiedName]:
@@ -99,14 +113,32 @@ class _ImportQualifiedNames(Mapping):
         except KeyError:
             pass
         names: Set[QualifiedName] = set()
-        if node in self._starts and id(node) not in self._inside \
-                and id(node) not in self._starts.labels:
+        if node in self._starts:
             full = get_full_name_for_node(node)
-            if full is not None and full.split(".", 1)[0] in self._aliases:
-                names = {q for q in self._scope.get_qualified_names_for(node)
-                         if q.name.split(".", 1)[0] in PACKAGES}
+            root = full.split(".", 1)[0] if full is not None else None
+            if root in self._aliases:
+                if id(node) not in self._inside and id(node) not in self._starts.labels:
+                    names = {q for q in self._scope.get_qualified_names_for(node)
+                             if q.name.split(".", 1)[0] in PACKAGES}
+            elif root in self._dirty:
+                scope = self._scopes_of_dirty().get(node)
+                if scope is not None:
+                    names = {q for q in scope.get_qualified_names_for(node)
+                             if q.name.split(".", 1)[0] in PACKAGES}
         self._cache[node] = names
         return names
+
+    def _scopes_of_dirty(self) -> Mapping:
+        """LibCST's scopes of the nodes of the top-level statements that spell a
+        dirty alias (a module of those statements alone, the same nodes)."""
+        if self._dirty_scopes is None:
+            module = self._module
+            assert module is not None
+            body = [s for s in module.body
+                    if not identifiers(self._starts.part_code(s)).isdisjoint(self._dirty)]
+            part = module.with_changes(body=body)
+            self._dirty_scopes = MetadataWrapper(part, unsafe_skip_copy=True).resolve(ScopeProvider)
+        return self._dirty_scopes
 
     def get(self, node, default=None):
         return self[node]
@@ -161,25 +193,27 @@ def _dotted_names(node) -> Iterator[str]:
 
 
 # -- when the aliases mean their imports everywhere ---------------------------------
-def _only_imported(code: str, aliases: Set[str]) -> bool:
-    """Every binding of each alias, in every scope, is an import at module level."""
+def _bound_otherwise(code: str, aliases: Set[str]) -> Optional[Set[str]]:
+    """The aliases bound, in some scope, by anything but an import at module
+    level; None when Python gives no symbol table."""
     table = symbols(code)
     if table is None:
-        return False
+        return None
+    out: Set[str] = set()
     stack = [(table, True)]
     while stack:
         t, top = stack.pop()
         names = t.get_identifiers()
         for alias in aliases:
-            if alias not in names:
+            if alias not in names or alias in out:
                 continue
             s = t.lookup(alias)
             if s.is_assigned() or s.is_parameter() or s.is_declared_global() \
                     or s.is_nonlocal() or s.is_annotated() or s.is_namespace() \
                     or (s.is_imported() and not top):
-                return False
+                out.add(alias)
         stack.extend((child, False) for child in t.get_children())
-    return True
+    return out
 
 
 def _has_match(tree: ast.Module) -> bool:
@@ -187,8 +221,8 @@ def _has_match(tree: ast.Module) -> bool:
     return any(isinstance(s, ast.Match) for s in _statements(tree, definitions=True))
 
 
-def _spelled_after_imports(tree: ast.Module, aliases: Set[str]) -> bool:
-    """No alias is read, anywhere, before the end of the last import binding it."""
+def _read_before_import(tree: ast.Module, aliases: Set[str]) -> Set[str]:
+    """The aliases read, somewhere, before the end of the last import binding them."""
     last: Dict[str, Tuple[int, int]] = {}
     for node in _statements(tree, definitions=False):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -198,14 +232,15 @@ def _spelled_after_imports(tree: ast.Module, aliases: Set[str]) -> bool:
                     end = (node.end_lineno, node.end_col_offset)
                     last[bound] = max(last.get(bound, end), end)
     horizon = max(last.values(), default=(0, 0))
+    out: Set[str] = set()
     for statement in tree.body:
         if (statement.lineno, statement.col_offset) >= horizon:
             break
         for node in ast.walk(statement):
             if isinstance(node, ast.Name) and node.id in last \
                     and (node.lineno, node.col_offset) < last[node.id]:
-                return False
-    return True
+                out.add(node.id)
+    return out
 
 
 def _statements(tree: ast.Module, definitions: bool) -> Iterator[ast.stmt]:

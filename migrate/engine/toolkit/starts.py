@@ -84,6 +84,14 @@ class StartPositions:
     def start(self, node: cst.CSTNode) -> CodePosition:
         return CodePosition(*self.line_column(node))
 
+    def part_code(self, part: cst.CSTNode) -> str:
+        """The code of one of the module's own parts (a statement of its body,
+        a header or footer line), as the module prints it."""
+        span = self._spans.get(part)
+        if span is None:
+            return self._module.code_for_node(part)
+        return self.code[self._offsets[span[0]]:self._offsets[span[1]]]
+
     def code_of(self, module: cst.Module) -> str:
         """``module.code`` for a module made from this one (a rule's output), its
         unchanged parts copied from this code instead of printed again: a rule
