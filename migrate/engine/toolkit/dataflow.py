@@ -11,7 +11,7 @@ definitions a ``sess.run`` fetch depends on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -180,8 +180,8 @@ class _LoadsAndStores(cst.CSTVisitor):
 
 #: node class -> its ``visit_<Node>`` method of _LoadsAndStores (None: LibCST's,
 #: which does nothing)
-_HOOKS: Dict[type, object] = {}
-_UNKNOWN = object()
+_HOOKS: Dict[type, Optional[Callable[[_LoadsAndStores, Any], Optional[bool]]]] = {}
+_UNKNOWN: Any = object()
 
 
 def names_of(node: cst.CSTNode, base: Optional[str] = None):

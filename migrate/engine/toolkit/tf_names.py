@@ -9,7 +9,7 @@ resolved by LibCST's scope analysis), never by the spelling ``tf.``. A name is
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Set
+from typing import Iterable, Optional, Set, cast
 
 import libcst as cst
 
@@ -55,7 +55,7 @@ def all_names(module: cst.Module) -> Set[str]:
     """Every identifier spelled in the module (to pick fresh names; a new set
     each time, computed once per tree while the walks remember)."""
     return set(remembered(module, "all_names", lambda: frozenset(
-        node.value for node in nodes(module) if _is_name(node))))
+        cast(cst.Name, node).value for node in nodes(module) if _is_name(node))))
 
 
 def fresh_name(base: str, taken: Iterable[str]) -> str:

@@ -184,7 +184,7 @@ def remembered(node: cst.CSTNode, key: str, compute: Callable[[], T]) -> T:
     known = facts.get((id(node), key))
     if known is None:
         known = facts[(id(node), key)] = (node, compute())
-    return known[1]  # type: ignore[return-value]
+    return known[1]
 
 
 def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
