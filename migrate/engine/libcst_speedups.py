@@ -134,9 +134,13 @@ def rebuild(node: cst.CSTNode, results: Sequence[object]) -> cst.CSTNode:
 @dataclass(frozen=False)
 class _StartsState(CodegenState):
     """A codegen state that records the token each node starts at (its index:
-    character offsets are summed once at the end, not kept token by token)."""
+    character offsets are summed once at the end, not kept token by token).
+    Keyed by ``id(node)``: a node's hash is a Python method, called twice per
+    node and print otherwise (the nodes are kept alive in ``nodes``)."""
 
-    starts: Dict[cst.CSTNode, int] = field(default_factory=dict)
+    starts: Dict[int, int] = field(default_factory=dict)
+    #: the nodes, in the order they got their start
+    nodes: List[cst.CSTNode] = field(default_factory=list)
     labels: List[cst.Name] = field(default_factory=list)
     #: the module's own parts (header lines, statements, footer lines) -> (start, end)
     spans: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
@@ -152,8 +156,10 @@ class _StartsState(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
-        if node not in self.starts:  # a syntactic start, when recorded, wins
-            self.starts[node] = start
+        key = id(node)
+        if key not in self.starts:  # a syntactic start, when recorded, wins
+            self.starts[key] = start
+            self.nodes.append(node)
         if len(self._stack) == 1:  # printed by the module itself: one of its parts
             self.spans[node] = (start, len(self.tokens))
 
@@ -179,7 +185,10 @@ class _Syntactic:
 
     def __exit__(self, *exc) -> bool:
         starts = self.state.starts
-        starts[self.node] = starts[self.start_node] if self.start_node is not None else self.start
+        key = id(self.node)
+        if key not in starts:
+            self.state.nodes.append(self.node)
+        starts[key] = starts[id(self.start_node)] if self.start_node is not None else self.start
         return False
 
 
@@ -188,8 +197,10 @@ class Printed:
     """What :func:`print_with_starts` records while it prints a module."""
 
     tokens: List[str]
-    #: node -> index of the token it starts at
-    starts: Dict[cst.CSTNode, int]
+    #: id(node) -> index of the token it starts at
+    starts: Dict[int, int]
+    #: the nodes of ``starts``, in the order they got their start
+    nodes: List[cst.CSTNode]
     #: the Name nodes that label (``x.attr``, ``f(keyword=...)``), in print order
     labels: List[cst.Name]
     #: the module's own parts -> (first token, end token)
@@ -204,7 +215,7 @@ def print_with_starts(module: cst.Module) -> Printed:
     state = _StartsState(default_indent=module.default_indent,
                          default_newline=module.default_newline)
     module._codegen(state)
-    return Printed(state.tokens, state.starts, state.labels, state.spans)
+    return Printed(state.tokens, state.starts, state.nodes, state.labels, state.spans)
 
 
 # -- imports added on the head of the module -----------------------------------------

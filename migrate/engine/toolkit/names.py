@@ -105,11 +105,13 @@ class _ImportQualifiedNames(Mapping):
         self._dirty = dirty
         self._module = module
         self._dirty_scopes: Optional[Mapping] = None
-        self._cache: Dict[cst.CSTNode, Set[QualifiedName]] = {}
+        #: id(node) -> its names. The tree's nodes are alive while this is (their ids
+        #: are theirs); a node not in it reads as empty, so does whatever takes its id
+        self._cache: Dict[int, Set[QualifiedName]] = {}
 
     def __getitem__(self, node) -> Set[QualifiedName]:
         try:
-            return self._cache[node]
+            return self._cache[id(node)]
         except KeyError:
             pass
         names: Set[QualifiedName] = set()
@@ -125,7 +127,7 @@ class _ImportQualifiedNames(Mapping):
                 if scope is not None:
                     names = {q for q in scope.get_qualified_names_for(node)
                              if q.name.split(".", 1)[0] in PACKAGES}
-        self._cache[node] = names
+        self._cache[id(node)] = names
         return names
 
     def _scopes_of_dirty(self) -> Mapping:

@@ -34,7 +34,9 @@ class StartPositions:
             self._from_libcst(module)
             return
         state = print_with_starts(module)
+        #: id(node) -> its start's token index (the nodes are alive: ids are theirs)
         self._starts = state.starts
+        self._nodes = state.nodes
         #: the module's code (printed here anyway)
         self.code = "".join(state.tokens)
         #: ids of the Name nodes that label rather than refer (``x.attr``,
@@ -61,15 +63,16 @@ class StartPositions:
         # offsets of each node's start, so that line_column answers as above
         self._offsets = [self._lines[p.start.line - 1] + p.start.column
                          for p in positions.values()]
-        self._starts = {node: i for i, node in enumerate(positions)}
+        self._nodes = list(positions)
+        self._starts = {id(node): i for i, node in enumerate(self._nodes)}
         self._module = module
         self._spans = {}  # code_of prints the whole module
 
     def __contains__(self, node: cst.CSTNode) -> bool:
-        return node in self._starts
+        return id(node) in self._starts
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self._starts)
+        return iter(self._nodes)
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -77,7 +80,7 @@ class StartPositions:
     def line_column(self, node: cst.CSTNode) -> Tuple[int, int]:
         """(line, column) as ``PositionProvider`` gives them: line from 1, column from 0.
         KeyError for a node not in the module."""
-        offset = self._offsets[self._starts[node]]
+        offset = self._offsets[self._starts[id(node)]]
         line = bisect.bisect_right(self._lines, offset)
         return line, offset - self._lines[line - 1]
 
