@@ -290,7 +290,7 @@ def _scan_once(kind: str, scan: Callable, classes: tuple):
             found = _SCANNED[(cls, kind)] = scan(obj)
         if found:  # decorated after all: bound to this instance, scan it
             return scan(obj)
-        return {}
+        return type(found)()  # an empty dict or set, as the scan gives
     gather.__wrapped__ = scan
     return gather
 
@@ -303,6 +303,11 @@ if SUPPORTED and hasattr(_matcher_visitors, "_gather_constructed_visit_funcs") a
         "visit", _matcher_visitors._gather_constructed_visit_funcs, _NO_MATCHER_SCAN)
     _matcher_visitors._gather_constructed_leave_funcs = _scan_once(
         "leave", _matcher_visitors._gather_constructed_leave_funcs, _NO_MATCHER_SCAN)
+    if hasattr(_matcher_visitors, "_gather_matchers"):
+        # and the matchers of their call_if_inside decorators, gathered at the first
+        # node each visits (a look at every attribute again, a quarter of their cost)
+        _matcher_visitors._gather_matchers = _scan_once(
+            "matchers", _matcher_visitors._gather_matchers, _NO_MATCHER_SCAN)
 
 
 # -- the Codemod methods the base class overrides --------------------------------------
