@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from contextlib import contextmanager
-from typing import Callable, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
@@ -86,6 +86,9 @@ _statement_level = instance_test((cst.Module, cst.BaseStatement, cst.BaseSuite, 
                                   cst.MatchCase))
 _small_statement = instance_test(cst.BaseSmallStatement)
 
+#: ``get_metadata`` called without a default
+_NO_DEFAULT = object()
+
 #: codemod class -> whether a method has a matcher decorator (``@m.visit``,
 #: ``@m.leave``, ``@m.call_if_inside``, ``@m.call_if_not_inside``)
 _DECORATED: dict = {}
@@ -150,6 +153,7 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
         self._visits: dict = {}  # node class -> visit_<Node> method or None
         self._leaves: dict = {}  # node class -> leave_<Node> method or None
         self._rewrote = False  # a leave method returned another node than it was given
+        self._names: Optional[Mapping] = None  # the shared qualified names, once read
 
     def _hook(self, key, name: str):
         try:
@@ -237,10 +241,28 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
                 yield
             return
         self.metadata = OnDemand(wrapper, self.get_inherited_dependencies())
+        self._names = None
         try:
             yield
         finally:
             self.metadata = {}
+            self._names = None
+
+    def get_metadata(self, key, node, default=_NO_DEFAULT):
+        # qualified names, what rules ask most (once per name node, and more):
+        # what ``self.metadata[key][node]`` gives on the shared metadata (every
+        # node has an answer there, so ``default`` is never used), without
+        # LibCST's checks and three calls on the way each time. The first read
+        # goes through ``OnDemand``, which raises KeyError, as LibCST does, for
+        # a rule that did not declare the provider.
+        if key is QualifiedNameProvider and isinstance(self.metadata, OnDemand):
+            names = self._names
+            if names is None:
+                names = self._names = self.metadata[key]
+            return names[node]
+        if default is _NO_DEFAULT:
+            return super().get_metadata(key, node)
+        return super().get_metadata(key, node, default)
 
     # -- TensorFlow names -------------------------------------------------
     def tf_api_names(self, node: cst.CSTNode) -> Set[str]:
