@@ -147,7 +147,9 @@ class _Runner:
     transformed, with ``shared`` facts equal to those of that run, would do
     exactly what it did then (rules are functions of the tree, the path and the
     shared facts), so that result is returned and the shared facts are left as
-    that run left them.
+    that run left them; a rule that declares it neither reads nor writes them
+    (``USES_SHARED_FACTS = False``: the contrib rule, run again on the original
+    when a file falls back) does it whatever they are.
     """
 
     def __init__(self, path: str):
@@ -164,9 +166,11 @@ class _Runner:
         before = _snapshot(shared)
         key = (rule, id(tree))
         memo = self._memo.get(key)
+        # a rule that neither reads nor writes the shared facts did the same with others
+        uses_shared = getattr(rule, "USES_SHARED_FACTS", True)
         if memo is not None and memo.tree is tree and before is not None \
-                and memo.shared_before == before:
-            if shared is not None and shared != memo.shared_after:
+                and (memo.shared_before == before or not uses_shared):
+            if uses_shared and shared is not None and shared != memo.shared_after:
                 shared.clear()
                 shared.update(copy.deepcopy(memo.shared_after))
             out, findings, changes = memo.result

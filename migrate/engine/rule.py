@@ -127,6 +127,10 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
     #: ...): LibCST's matcher bookkeeping on every node then changes nothing, and the
     #: visit is dispatched as a plain ``CSTTransformer`` does it, hooks looked up once.
     _plain = False
+    #: False: the rule neither reads nor writes ``self.shared`` (the facts of the
+    #: other rules), so its result on a tree does not depend on them: the pipeline
+    #: runs it once per tree whatever they are.
+    USES_SHARED_FACTS = True
     #: True: the rule changes and reports statements only, so the visit does not
     #: go below them (expressions are most of a tree's nodes): a small statement
     #: (an import, an assignment) is visited, its parts are not.

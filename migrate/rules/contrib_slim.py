@@ -113,6 +113,8 @@ class ContribToTfSlim(TapeshiftCodemod):
     CODES = (TS117, TS118)
     #: tf.contrib.* references and imports; TS118 for a file importing tf_slim
     SCREEN_NAMES = frozenset({"contrib", "tf_slim"})
+    #: its result is the same in both phases: the fallback's run is the first one's
+    USES_SHARED_FACTS = False
 
     def __init__(self, context):
         super().__init__(context)

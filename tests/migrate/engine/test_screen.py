@@ -368,3 +368,41 @@ def test_rules_reading_one_tree_share_one_scope_analysis(monkeypatch):
     # the original tree once, and each rewritten version of it at most once
     assert len(calls) == len(set(map(id, calls)))
     assert len(calls) <= 3
+
+
+class _Watched(dict):
+    """Shared facts that note every look."""
+
+    touched = False
+
+    def _note(name):  # a decorator factory, in the class body
+        def method(self, *args, **kwargs):
+            self.touched = True
+            return getattr(dict, name)(self, *args, **kwargs)
+        return method
+
+    for _name in ("__getitem__", "__setitem__", "__contains__", "__iter__", "__len__", "get",
+                  "setdefault", "pop", "update", "keys", "items", "values", "clear"):
+        locals()[_name] = _note(_name)
+    del _name
+
+
+def test_a_rule_that_uses_no_shared_facts_neither_reads_nor_writes_them():
+    """The pipeline reuses such a rule's run whatever the shared facts (the
+    contrib rule in the fallback): it must not look at them."""
+    free = [r for p in registry.PHASES for r in registry.phase(p)
+            if not getattr(r, "USES_SHARED_FACTS", True)]
+    assert free
+    ran = 0
+    for name, source in PROGRAMS:
+        module = cst.parse_module(source)
+        for rule in free:
+            if not screen.may_act(rule, screen.identifiers(source)):
+                continue
+            shared = _Watched(tf_function=True)
+            context = pipeline.CodemodContext(filename=name)
+            context.scratch[SCRATCH_SHARED] = shared
+            rule(context).transform_module(module)
+            assert not shared.touched, (name, rule.__name__)
+            ran += 1
+    assert ran > 5
