@@ -69,7 +69,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import (
     AUTO, MODEL_CODE, REUSE, FunctionFacts, ModelCodeFacts, StoreError, VariableStore)
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
 from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS
 from tapeshift.migrate.rules.model_code_order import (
@@ -134,6 +134,9 @@ _VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "re
                    "use_resource", "constraint", "auxiliary_name_scope")
 #: calls that make or read TF1's global step
 GLOBAL_STEP_APIS = frozenset({*GLOBAL_STEP_MAKERS, "train.get_global_step"})
+# per-node tests of the walks below, answered once per type (LibCST's classes are ABCs)
+_is_call = instance_test(cst.Call)
+_is_definition = instance_test((cst.FunctionDef, cst.ClassDef, cst.Lambda))
 _COLLECTION_KEYS = {"GraphKeys.TRAINABLE_VARIABLES": "trainable",
                     "GraphKeys.GLOBAL_VARIABLES": "global", "GraphKeys.UPDATE_OPS": "update",
                     "trainable_variables": "trainable", "variables": "global",
@@ -175,7 +178,7 @@ class ModelCode(TapeshiftCodemod):
         self._alias = tf_module_alias(node)
         if self._alias is None:
             return False
-        if not {n.value for n in nodes(node) if isinstance(n, cst.Name)} & self.SCREEN_NAMES:
+        if not {n.value for n in nodes_of(node, cst.Name)} & self.SCREEN_NAMES:
             # no variable store in use (plain tf.Variable only): nothing to replay; the
             # rule acts where its screen lets it run, in reference mode as in the pipeline
             return False
@@ -190,13 +193,13 @@ class ModelCode(TapeshiftCodemod):
                          and value.prefix.lower() in ("", "r", "u")}
         self._scope_vars: Dict[str, object] = {}  # `with ... as scope` -> the Scope
         # layer names given more than once (an eval and a target network's `l1`)
-        given = [self._const_str(a.value) for n in nodes(node) if isinstance(n, cst.Call)
-                 and (self.tf_api_name(n.func) or "").startswith("layers.")
+        given = [self._const_str(a.value) for n in nodes_of(node, cst.Call)
+                 if (self.tf_api_name(n.func) or "").startswith("layers.")
                  for a in n.args if a.keyword is not None and a.keyword.value == "name"]
         self._repeated_layer_names = {g for g in given if g is not None and given.count(g) > 1}
         # functions that make variables when they run, and those whose code is replayed
-        self._makers = {id(fn): fn.name.value for fn in nodes(node)
-                        if isinstance(fn, cst.FunctionDef) and self._makes_variables(fn)}
+        self._makers = {id(fn): fn.name.value for fn in nodes_of(node, cst.FunctionDef)
+                        if self._makes_variables(fn)}
         # the class of each maker that is a method, and the top-level statement where
         # each class constructed only there is first constructed: a class's methods
         # run once it is, not before
@@ -207,9 +210,9 @@ class ModelCode(TapeshiftCodemod):
         self._called_at_top_only = calls_at_top_only(node)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
-        self._uses_saver = any(isinstance(n, cst.Call) and self._model_api(n) == "train.Saver"
-                               for n in nodes(node))
-        self._global_steps = [n for n in nodes(node) if isinstance(n, cst.Call) and (
+        self._uses_saver = any(self._model_api(n) == "train.Saver"
+                               for n in nodes_of(node, cst.Call))
+        self._global_steps = [n for n in nodes_of(node, cst.Call) if (
             self.tf_api_name(n.func) or "") in GLOBAL_STEP_APIS]
         try:
             body = self._drop_unused_lists(self._block(list(node.body)))
@@ -413,7 +416,7 @@ class ModelCode(TapeshiftCodemod):
 
     def _makes_variables(self, fn: cst.FunctionDef) -> bool:
         for n in nodes(fn.body):
-            if isinstance(n, cst.Call):
+            if _is_call(n):
                 api = self.tf_api_name(n.func) or ""
                 if api in ("Variable", "VariableV1", "get_variable") or api.startswith("layers.") \
                         or is_slim_call(self, n):
@@ -525,9 +528,9 @@ class ModelCode(TapeshiftCodemod):
         items = node if isinstance(node, (list, tuple)) else [node]
         for item in items:
             for n in nodes(item):
-                if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                if _is_definition(n):
                     continue
-                if isinstance(n, cst.Call) and self._model_api(n) is not None:
+                if _is_call(n) and self._model_api(n) is not None:
                     return True
         return False
 

@@ -9,12 +9,14 @@ first such statement that calls each.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Set
+from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
+
+_is_call = instance_test(cst.Call)  # answered once per type (LibCST's classes are ABCs)
 
 
 def is_main_guard(stmt: cst.If) -> bool:
@@ -26,22 +28,49 @@ def assignment_counts(module: cst.Module) -> Dict[str, int]:
     assignment or parameter counts twice: bound more than once when it runs)."""
     counts: Dict[str, int] = {}
     for n in nodes(module):
-        if isinstance(n, cst.AssignTarget):
+        kind = _binding_kind(n)
+        if kind is None:
+            continue
+        if kind == "target":
             for name in _target_names(n.target):
                 counts[name] = counts.get(name, 0) + 1
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+        elif kind == "targets twice":
             for name in _target_names(n.target):
                 counts[name] = counts.get(name, 0) + 2
-        elif isinstance(n, (cst.For, cst.CompFor)):
-            for name in _target_names(n.target):
-                counts[name] = counts.get(name, 0) + 2
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        elif kind == "named":
             counts[n.name.value] = counts.get(n.name.value, 0) + 1
-        elif isinstance(n, cst.AsName) and isinstance(n.name, cst.Name):
-            counts[n.name.value] = counts.get(n.name.value, 0) + 1
-        elif isinstance(n, cst.Param):
+        elif kind == "as":
+            if isinstance(n.name, cst.Name):
+                counts[n.name.value] = counts.get(n.name.value, 0) + 1
+        else:  # a parameter
             counts[n.name.value] = counts.get(n.name.value, 0) + 2
     return counts
+
+
+#: node type -> what binds names in it, for :func:`assignment_counts` (answered once
+#: per type: LibCST's classes are ABCs, a failed isinstance takes the slow path)
+_BINDING_KINDS: Dict[type, Optional[str]] = {}
+
+
+def _binding_kind(n: cst.CSTNode) -> Optional[str]:
+    try:
+        return _BINDING_KINDS[type(n)]
+    except KeyError:
+        pass
+    if isinstance(n, cst.AssignTarget):
+        kind: Optional[str] = "target"
+    elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+        kind = "targets twice"
+    elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        kind = "named"
+    elif isinstance(n, cst.AsName):
+        kind = "as"
+    elif isinstance(n, cst.Param):
+        kind = "param"
+    else:
+        kind = None
+    _BINDING_KINDS[type(n)] = kind
+    return kind
 
 
 def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst.BaseExpression]:
@@ -75,12 +104,11 @@ def calls_at_top_only(module: cst.Module) -> Set[str]:
     once (:func:`_run_once_statements`): they run where those statements are read."""
     top: Set[int] = set()
     for s in _run_once_statements(module):
-        top |= {id(n.func) for n in nodes(s) if isinstance(n, cst.Call)}
-    defined = {id(fn.name) for fn in nodes(module) if isinstance(fn, (cst.FunctionDef,
-                                                                      cst.ClassDef))}
+        top |= {id(n.func) for n in nodes(s) if _is_call(n)}
+    defined = {id(fn.name) for fn in nodes_of(module, (cst.FunctionDef, cst.ClassDef))}
     uses: Dict[str, bool] = {}
-    for n in nodes(module):
-        if isinstance(n, cst.Name) and id(n) not in defined:  # (a def's name is no use)
+    for n in nodes_of(module, cst.Name):
+        if id(n) not in defined:  # (a def's name is no use)
             uses[n.value] = uses.get(n.value, True) and id(n) in top
     return {name for name, only in uses.items() if only}
 

@@ -235,6 +235,22 @@ def nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return _nodes(root, children)
 
 
+#: class (or tuple of classes) -> its :func:`instance_test`, for :func:`nodes_of`
+_TESTS: Dict[object, Callable[[object], bool]] = {}
+
+
+def nodes_of(root: cst.CSTNode, classes: Union[type, Tuple[type, ...]]) -> Sequence[cst.CSTNode]:
+    """The nodes of :func:`nodes` that are instances of ``classes``, in that order
+    (``[n for n in nodes(root) if isinstance(n, classes)]``, the test answered
+    once per type: LibCST's classes are ABCs). Computed once per tree and
+    classes while the walks remember; do not change the sequence."""
+    test = _TESTS.get(classes)
+    if test is None:
+        test = _TESTS[classes] = instance_test(classes)
+    key = f"nodes_of {classes!r}"
+    return remembered(root, key, lambda: tuple(filter(test, nodes(root))))
+
+
 def _nodes(root: cst.CSTNode, children: Callable[[cst.CSTNode], Sequence[cst.CSTNode]]
            ) -> Iterator[cst.CSTNode]:
     stack = [root]

@@ -487,3 +487,51 @@ def test_classes_constructed_once_run_in_the_order_of_their_first_construction()
     assert {"A", "B", "f"} <= calls_at_top_only(module) and "C" not in calls_at_top_only(module)
     first = first_top_level_calls(module)
     assert first["A"] < first["B"] < first["f"]
+
+
+def _assignment_counts_by_isinstance(module):
+    """assignment_counts as first written: one isinstance chain per node."""
+    import libcst as cst
+
+    from tapeshift.migrate.engine.toolkit.walk import nodes
+    from tapeshift.migrate.rules.model_code_order import _target_names
+
+    counts = {}
+    for n in nodes(module):
+        if isinstance(n, cst.AssignTarget):
+            for name in _target_names(n.target):
+                counts[name] = counts.get(name, 0) + 1
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            for name in _target_names(n.target):
+                counts[name] = counts.get(name, 0) + 2
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            for name in _target_names(n.target):
+                counts[name] = counts.get(name, 0) + 2
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            counts[n.name.value] = counts.get(n.name.value, 0) + 1
+        elif isinstance(n, cst.AsName) and isinstance(n.name, cst.Name):
+            counts[n.name.value] = counts.get(n.name.value, 0) + 1
+        elif isinstance(n, cst.Param):
+            counts[n.name.value] = counts.get(n.name.value, 0) + 2
+    return counts
+
+
+def test_assignment_counts_answer_per_type_as_the_isinstance_chain():
+    """The counts, dispatched once per node type, are the isinstance chain's on the
+    examples and the test data (every kind of binding: targets, loops, comprehensions,
+    augmented and annotated assignments, definitions, imports as, parameters)."""
+    from pathlib import Path
+
+    import libcst as cst
+
+    from tapeshift.migrate.rules.model_code_order import assignment_counts
+
+    root = Path(__file__).resolve().parents[3]
+    files = sorted((root / "examples").glob("*.py")) + sorted((root / "tests/migrate/data").rglob("*.py"))
+    extra = "x: int = 1\nx += 1\nimport a.b as c\nwith f() as (d, e):\n    pass\n" \
+            "def g(p, *q, r=1, **s):\n    return [t for t in q]\nclass K:\n    pass\n"
+    sources = [f.read_text() for f in files] + [extra]
+    assert len(sources) > 20
+    for source in sources:
+        module = cst.parse_module(source)
+        assert assignment_counts(module) == _assignment_counts_by_isinstance(module)

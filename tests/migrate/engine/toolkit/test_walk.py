@@ -6,6 +6,7 @@ and with a LibCST visitor's own order on the project's files, awkward
 layouts and generated programs.
 """
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tapeshift.migrate.engine.toolkit.statements import statements
-from tapeshift.migrate.engine.toolkit.walk import (children, instance_test, nodes, remembered, remembering,
+from tapeshift.migrate.engine.toolkit.walk import (children, instance_test, nodes, nodes_of, remembered,
+                                                   remembering,
                                                    subtree_classes, transform_module, untouched, walk)
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -291,6 +293,21 @@ def test_remembered_facts_are_computed_once_while_remembering():
         assert remembered(module, "k", compute) == 3
         assert remembered(module, "other", compute) == 4
     assert remembered(module, "k", compute) == 5  # let go on leaving
+
+
+@pytest.mark.parametrize("path", FILES[::4], ids=lambda p: p.name)
+def test_nodes_of_are_the_instances_among_nodes_in_their_order(path):
+    module = cst.parse_module(path.read_text())
+    kinds = (cst.Name, cst.Call, cst.FunctionDef, (cst.FunctionDef, cst.ClassDef, cst.Lambda),
+             cst.BaseExpression, cst.BaseSmallStatement)
+    for remember in (False, True):
+        with remembering() if remember else contextlib.nullcontext():
+            for kind in kinds:
+                expected = [n for n in nodes(module) if isinstance(n, kind)]
+                got = nodes_of(module, kind)
+                assert len(got) == len(expected)
+                assert all(a is b for a, b in zip(got, expected))
+                assert nodes_of(module, kind) == got  # asked again: the same
 
 
 def test_a_walk_stopped_early_is_not_remembered_as_whole():
