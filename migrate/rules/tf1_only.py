@@ -19,6 +19,7 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
+from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, SEEDED_INITIALIZERS, TF1_SOURCE, eager_compat
 from tapeshift.migrate.rules.session import TS113, TS116
 
@@ -55,8 +56,9 @@ def _unconverted_screen(handled_now: FrozenSet[str]) -> FrozenSet[str]:
 
 def _unconverted_names() -> FrozenSet[str]:
     """The screen of :class:`TF1OnlyNames`: the last parts of the TF1-only names no
-    rule converts, and of the v1 initialisers whose seed it checks."""
-    return _unconverted_screen(handled())
+    rule converts, and of the v1 initialisers whose seed it checks; and a part of the
+    tf-keras module of compat mode's tf.layers (graph-mode layers)."""
+    return _unconverted_screen(handled()) | {"__internal__"}
 
 
 @register_rule
@@ -106,6 +108,12 @@ class TF1OnlyNames(TapeshiftCodemod):
         self._check(node)
 
     def visit_Import(self, node: cst.Import) -> bool:
+        # the tf.layers of compat mode's output (layers_compat.py): graph-mode layers
+        # that make their variables at every call; migrated again, the file stays compat
+        for alias in node.names:
+            if code_of(alias.name) == TF_KERAS_LEGACY_LAYERS:
+                self.report(TS109.code, node, f"{TF_KERAS_LEGACY_LAYERS} holds TF1's graph-mode "
+                            "layers (what compat mode gives tf.layers): they need graph mode")
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:

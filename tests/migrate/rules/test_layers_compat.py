@@ -367,3 +367,24 @@ def test_the_module_is_what_tensorflow_routes_tf_compat_v1_layers_to(tmp_path):
     names, module = proc.stdout.strip().splitlines()[-2:]
     assert eval(names) == sorted(LEGACY_LAYERS)  # noqa: S307 - our own subprocess' list
     assert module == importlib.import_module(TF_KERAS_LEGACY_LAYERS).dense.__module__
+
+
+def test_compat_output_with_graph_mode_layers_migrates_to_itself():
+    """tf.layers in a class method the model-code rule cannot replay: compat mode, with
+    tf-keras' legacy layers. Migrated again, those layers keep the file in compat mode
+    (they make their variables at every call: eager code would lose them)."""
+    from tapeshift.migrate.engine.pipeline import migrate_source
+
+    source = (
+        "import tensorflow.compat.v1 as tf\n\n\n"
+        "class Model(Base):\n"
+        "    def body(self, x):\n"
+        "        for i in range(self.n):\n"
+        "            x = tf.layers.dense(x, 8, name='layer_%d' % i)\n"
+        "        return x\n")
+    first = migrate_source(source, "model.py")
+    assert first.mode == "compat"
+    assert "import tf_keras.api._v1.keras.__internal__.legacy.layers as tf_layers" in first.output
+    again = migrate_source(first.output, "model.py")
+    assert not again.changed, again.output
+    assert any(f.code == "TS109" and "graph-mode layers" in f.message for f in again.findings)
