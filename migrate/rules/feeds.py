@@ -41,14 +41,14 @@ import libcst as cst
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, KindMixin
+from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import TS107
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
-from tapeshift.migrate.rules.feeds_graph import ASSIGNS, RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
+from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
 from tapeshift.migrate.rules.feeds_steps import Bail, Run, StepFunctions, loaded_names, loaded_refs
 
@@ -280,13 +280,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         feeds: List[Tuple[str, cst.BaseExpression]] = []
         if isinstance(feed, cst.Name) and feed.value in self._feed_dicts:
             # feed = {x: a, y: b} ... sess.run(f, feed_dict=feed) -> run_f(**feed)
-            bindings = self._feed_dicts[feed.value]
-            common = set.intersection(*(set(_dict_keys(d)) for d in bindings))
-            every = [k for d in bindings for k in _dict_keys(d)]
-            run = Run(call, fetch, [(k, None) for k in dict.fromkeys(every) if k in common],
-                       names, feed_name=feed.value)
-            run.optional = [k for k in dict.fromkeys(every) if k not in common]
-            return run
+            return self._named_feed_run(call, fetch, names, feed.value, [])
         base = None  # {**feed, v: p}: a named feed dict and more feeds
         if isinstance(feed, cst.Dict) and feed.elements \
                 and isinstance(feed.elements[0], cst.StarredDictElement) \
@@ -306,20 +300,24 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
                                "this graph, is not converted")
                 feeds.append((self._ref(el.key), el.value))
         if base is not None:
-            bindings = self._feed_dicts[base]
-            keys = {k for d in bindings for k in _dict_keys(d)}
-            for name, value in feeds:
-                if name in keys:  # run_f(**feed, x=...) would pass x twice
-                    self._bail(TS107.code, value, f"`{name}` is fed again beside `**{base}`, "
-                               "which may feed it: not converted")
-            common = set.intersection(*(set(_dict_keys(d)) for d in bindings))
-            every = [k for d in bindings for k in _dict_keys(d)]
-            run = Run(call, fetch, [(k, None) for k in dict.fromkeys(every) if k in common]
-                      + feeds, names, feed_name=base)
-            run.optional = [k for k in dict.fromkeys(every) if k not in common]
-            run.extra = feeds
-            return run
+            return self._named_feed_run(call, fetch, names, base, feeds)
         return Run(call, fetch, feeds, names)
+
+    def _named_feed_run(self, call: cst.Call, fetch: cst.BaseExpression, names: List[str],
+                        base: str, extra: List[Tuple[str, cst.BaseExpression]]) -> Run:
+        """A run fed by the named feed dict ``base`` (``**base``) and the feeds ``extra``
+        beside it: the keys every binding of ``base`` holds are fed, the others optional."""
+        bindings = self._feed_dicts[base]
+        every = [k for d in bindings for k in _dict_keys(d)]
+        for name, value in extra:
+            if name in every:  # run_f(**feed, x=...) would pass x twice
+                self._bail(TS107.code, value, f"`{name}` is fed again beside `**{base}`, "
+                           "which may feed it: not converted")
+        common = set.intersection(*(set(_dict_keys(d)) for d in bindings))
+        run = Run(call, fetch, [(k, None) for k in dict.fromkeys(every) if k in common] + extra,
+                  names, feed_name=base, extra=extra)
+        run.optional = [k for k in dict.fromkeys(every) if k not in common]
+        return run
 
     def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, List[cst.Dict]]:
         """Names bound only to dict literals keyed by placeholders and used only
@@ -424,14 +422,12 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         read = [ref for _, ref in loaded_refs(fetch, self.BASE) if ref in graph]
         if not read:
             return None
-        for n in nodes(fetch):
-            if isinstance(n, cst.Call):
-                api = self.tf_api_name(n.func) or ""
-                method = n.func.attr.value if isinstance(n.func, cst.Attribute) else ""
-                if api in VARIABLE_MAKERS or api in ASSIGNS or api.startswith(RANDOM_PREFIXES) \
-                        or method in (*ASSIGNS, *TRAIN_METHODS):
-                    self._bail(TS107.code, call, f"the fetch `{code_of(fetch)}` builds a "
-                               "variable, a random op or an update: not converted")
+        random = any(isinstance(n, cst.Call)
+                     and (self.tf_api_name(n.func) or "").startswith(RANDOM_PREFIXES)
+                     for n in nodes(fetch))
+        if random or self._changes_state(fetch) or self._makes_variable(fetch):
+            self._bail(TS107.code, call, f"the fetch `{code_of(fetch)}` builds a "
+                       "variable, a random op or an update: not converted")
         return list(dict.fromkeys(read))
 
 
