@@ -47,12 +47,28 @@ def _names(prefix: Path) -> dict:
     return dict(tf.train.list_variables(str(prefix)))
 
 
-def test_the_migrated_prediction_restores_the_legacy_checkpoint(programs):
+@pytest.fixture(scope="module")
+def legacy_run(programs):
+    """TF1 training, then both predictions on its checkpoint: (report, run folder)."""
     run = programs / "legacy_run"
     run.mkdir()
-    report = verify_scripts(programs / "predict_tf1.py", programs / "predict_tf2.py",
-                            after=programs / "train_tf1.py", after_args=[str(run)],
-                            args=[str(run)], cwd=programs)
+    return verify_scripts(programs / "predict_tf1.py", programs / "predict_tf2.py",
+                          after=programs / "train_tf1.py", after_args=[str(run)],
+                          args=[str(run)], cwd=programs), run
+
+
+@pytest.fixture(scope="module")
+def migrated_run(programs):
+    """The migrated training, then both predictions on its checkpoint."""
+    run = programs / "migrated_run"
+    run.mkdir()
+    return verify_scripts(programs / "predict_tf1.py", programs / "predict_tf2.py",
+                          after=programs / "train_tf2.py", after_legacy=False,
+                          after_args=[str(run)], args=[str(run)], cwd=programs), run
+
+
+def test_the_migrated_prediction_restores_the_legacy_checkpoint(legacy_run):
+    report, run = legacy_run
     assert report.exit_code == 0, report.to_text()
     rows = {r.name: r for r in report.rows}
     assert rows["predictions"].status == "ok" and rows["stdout:1"].status == "ok"
@@ -67,12 +83,8 @@ def test_the_migrated_prediction_restores_the_legacy_checkpoint(programs):
     assert (run / "model.ckpt-20.meta").exists()
 
 
-def test_the_legacy_prediction_restores_the_migrated_checkpoint(programs):
-    run = programs / "migrated_run"
-    run.mkdir()
-    report = verify_scripts(programs / "predict_tf1.py", programs / "predict_tf2.py",
-                            after=programs / "train_tf2.py", after_legacy=False,
-                            after_args=[str(run)], args=[str(run)], cwd=programs)
+def test_the_legacy_prediction_restores_the_migrated_checkpoint(migrated_run):
+    report, run = migrated_run
     assert report.exit_code == 0, report.to_text()
     # the legacy program predicts what the migrated one computed before saving
     trained = _numbers(report.before.stdout.split("step 20 loss")[1])[1:]
@@ -92,15 +104,13 @@ def test_the_legacy_prediction_restores_the_migrated_checkpoint(programs):
                      f'all_model_checkpoint_paths: "{run}/model.ckpt-20"']
 
 
-def test_the_two_trainings_saved_the_same_weights(programs):
+def test_the_two_trainings_saved_the_same_weights(legacy_run, migrated_run):
     """The migrated training computes TF1's weights (deterministic initial values):
     the two checkpoints differ only in what the migrated one leaves out."""
     from tapeshift.migrate.checkpoints.diff import diff_checkpoints
     from tapeshift.migrate.checkpoints.reader import open_checkpoint
 
-    legacy, migrated = programs / "legacy_run", programs / "migrated_run"
-    if not (legacy / "checkpoint").exists() or not (migrated / "checkpoint").exists():
-        pytest.skip("needs both runs above")
+    (_, legacy), (_, migrated) = legacy_run, migrated_run
     report = diff_checkpoints(open_checkpoint(legacy), open_checkpoint(migrated))
     assert report.differences == [], [r.to_dict() for r in report.differences]
     assert len(report.rows) == 7 and report.only_b == []
