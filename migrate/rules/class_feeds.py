@@ -39,7 +39,7 @@ from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, SESSIONS
 from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
-from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step
+from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step, described_feeds
 from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
 from tapeshift.migrate.rules.session import TS106, TS107
 
@@ -412,8 +412,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
         for p, call in self._placeholders.items():
             self.record_change(call, f"placeholder `{p}` -> a parameter of the step methods")
         for run in runs:
-            fed = f"**{run.feed_name}" if run.feed_name else ", ".join(
-                f"{self._param(n)}=..." for n, _ in run.feeds)
+            fed = described_feeds(run, self._param)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`self.{run.function}({fed})`")
         return cls.with_changes(body=cls.body.with_changes(body=members))
@@ -443,7 +442,8 @@ class _SessionCode(RunReplacer):
     on the original node, whose TensorFlow names are known.)"""
 
     def __init__(self, rule: ClassFeedsToMethods, runs, feed_dicts) -> None:
-        super().__init__(runs, None, feed_dicts, rule._param, "self")
+        super().__init__(runs, None, feed_dicts, rule._param, "self",
+                         drop=list(rule._key_lists.values()))
         self.rule = rule
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -456,7 +456,7 @@ class _SessionCode(RunReplacer):
             rule.record_change(original_node, "running the initializer removed: eager variables "
                                "start initialised")
             return cst.RemoveFromParent()
-        return updated_node
+        return super().leave_SimpleStatementLine(original_node, updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         rule = self.rule

@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
@@ -50,7 +51,8 @@ from tapeshift.migrate.rules.session import TS107
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
-from tapeshift.migrate.rules.feeds_steps import Bail, Run, StepFunctions, loaded_names, loaded_refs
+from tapeshift.migrate.rules.feeds_steps import (DICT_OF_ZIP, Bail, Run, StepFunctions,
+                                                 loaded_names, loaded_refs)
 
 #: the option (in the shared scratch of one migration) that makes each step
 #: function a ``tf.function``: it returns tensors, ``numpy_values`` converts them
@@ -206,6 +208,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         session = self._session_name(body[start])
         runs: List[Run] = []
         self._feed_dicts = self._named_feed_dicts(body[start:])
+        self._key_lists = self._key_lists_of(body)
 
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
@@ -288,6 +291,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
                 and feed.elements[0].value.value in self._feed_dicts:
             base = feed.elements[0].value.value
             feed = feed.with_changes(elements=feed.elements[1:])
+        keys = self._zipped_keys(feed)
+        if keys is not None:  # dict(zip(KEYS, VALUES)) -> run_f(*VALUES)
+            return Run(call, fetch, [(k, None) for k in keys], names,
+                       positional=feed.args[0].value.args[1].value)
         if feed is not None:
             if not isinstance(feed, cst.Dict):
                 self._bail(TS107.code, feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
@@ -318,6 +325,50 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
                   names, feed_name=base, extra=extra)
         run.optional = [k for k in dict.fromkeys(every) if k not in common]
         return run
+
+    def _zipped_keys(self, feed: Optional[cst.BaseExpression]) -> Optional[List[str]]:
+        """``dict(zip(KEYS, VALUES))``: the placeholders KEYS lists (a list or tuple
+        literal, or a name bound once to one and read only there), in order."""
+        if not (isinstance(feed, cst.Call) and m.matches(feed, DICT_OF_ZIP)):
+            return None
+        keys = feed.args[0].value.args[0].value
+        if isinstance(keys, cst.Name) and keys.value in self._key_lists:
+            keys = self._key_lists[keys.value].value
+        refs = [self._ref(el.value) if isinstance(el, cst.Element) else None
+                for el in getattr(keys, "elements", ())]
+        if not isinstance(keys, (cst.List, cst.Tuple)) or not refs or any(
+                r is None or r not in self._placeholders for r in refs) or len(set(refs)) < len(refs):
+            self._bail(TS107.code, feed, f"feed_dict `{code_of(feed)}`: `{code_of(keys)}` is not "
+                       "a list of this graph's placeholders written out (or a name bound once to "
+                       "one): not converted")
+        return refs
+
+    def _key_lists_of(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, cst.Assign]:
+        """Names bound once to a list of placeholders and read only as the keys of
+        ``dict(zip(name, values))`` feeds: the binding goes with the feeds."""
+        bound: Dict[str, List[cst.Assign]] = {}
+        keyed: Dict[str, int] = {}
+        for stmt in stmts:
+            for node in nodes(stmt):
+                if isinstance(node, cst.Assign):
+                    for t in node.targets:
+                        for name in nodes(t.target):
+                            if isinstance(name, cst.Name):
+                                bound.setdefault(name.value, []).append(node)
+                elif isinstance(node, cst.Call) and m.matches(node, DICT_OF_ZIP):
+                    keys = node.args[0].value.args[0].value
+                    if isinstance(keys, cst.Name):
+                        keyed[keys.value] = keyed.get(keys.value, 0) + 1
+        spelled: Dict[str, int] = {}  # every Name node, in methods too: the binding and reads
+        for stmt in stmts:
+            for n in nodes(stmt):
+                if isinstance(n, cst.Name) and n.value in keyed:
+                    spelled[n.value] = spelled.get(n.value, 0) + 1
+        return {name: assigns[0] for name, assigns in bound.items()
+                if name in keyed and len(assigns) == 1 and len(assigns[0].targets) == 1
+                and isinstance(assigns[0].targets[0].target, cst.Name)
+                and isinstance(assigns[0].value, (cst.List, cst.Tuple))
+                and spelled[name] == keyed[name] + 1}
 
     def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, List[cst.Dict]]:
         """Names bound only to dict literals keyed by placeholders and used only

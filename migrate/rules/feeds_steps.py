@@ -6,11 +6,19 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
+
+
+#: feed_dict=dict(zip(KEYS, VALUES))
+DICT_OF_ZIP = m.Call(func=m.Name("dict"), args=[m.Arg(m.Call(
+    func=m.Name("zip"), args=[m.Arg(keyword=None, star=""), m.Arg(keyword=None, star="")]),
+    keyword=None, star="")])
 
 
 class Bail(Exception):
@@ -28,6 +36,9 @@ class Run:
     #: {**<feed_name>, x: a}: the feeds given beside the named dict
     extra: List[Tuple[str, cst.BaseExpression]] = field(default_factory=list)
     optional: List[str] = field(default_factory=list)  # fed by some bindings of it only
+    #: feed_dict=dict(zip(KEYS, VALUES)): VALUES, passed as ``run_f(*VALUES)`` to a
+    #: function whose parameters are KEYS in their order (``feeds`` holds KEYS)
+    positional: Optional[cst.BaseExpression] = None
     function: str = ""
 
 
@@ -93,11 +104,34 @@ class StepFunctions:
         for key, step in steps.items():
             # (parameters without a default first: the calls pass them all by keyword)
             step.params.sort(key=lambda p: (p not in step.required, order.index(p)))
+            self._order_positional(step, [run for run in runs if run.function == key])
             self._check_batch_norm(step, body, [run for run in runs if run.function == key])
             if self._layers:
                 self._note_unbuilt(step, body)
         self._builds = self._layer_builds(body) if self._need_build else {}
+        for assign in self._key_lists.values():
+            self.record_change(assign, f"`{code_of(assign).strip()}` removed: the step function "
+                               "takes these placeholders' values in this order")
         return list(steps.values())
+
+    def _order_positional(self, step: Step, runs: List[Run]) -> None:
+        """``run_f(*values)`` for ``feed_dict=dict(zip(keys, values))``: the function
+        takes ``keys`` first, in their order (the others have defaults and follow)."""
+        orders = {tuple(name for name, _ in run.feeds): run for run in runs
+                  if run.positional is not None}
+        if not orders:
+            return
+        if len(orders) > 1:
+            run = list(orders.values())[1]
+            self._bail(TS107.code, run.call, "these fetches are fed by `dict(zip(...))` with the "
+                       "placeholders in two orders: not converted")
+        keys, run = next(iter(orders.items()))
+        params = [*keys, *(p for p in step.params if p not in keys)]
+        with_default = [p not in step.required for p in params]
+        if any(d and not later for k, d in enumerate(with_default) for later in with_default[k + 1:]):
+            self._bail(TS107.code, run.call, "`dict(zip(...))` feeds a placeholder with a default "
+                       "before one without: the values cannot be passed in that order")
+        step.params = params
 
     def _check_batch_norm(self, step: Step, body: List[cst.CSTNode], runs: List[Run]) -> None:
         """A Keras batch normalization called with ``training`` updates its moving
@@ -142,6 +176,12 @@ class StepFunctions:
                             allowed.add(id(el.key))
             if isinstance(run.call.func, cst.Attribute) and self._ref(run.call.func.value):
                 allowed.add(id(run.call.func.value))
+            if run.positional is not None:  # dict(zip(KEYS, VALUES)): KEYS
+                for arg in run.call.args:
+                    if m.matches(arg.value, DICT_OF_ZIP):
+                        allowed |= {id(n) for n in nodes(arg.value.args[0].value)}
+        for assign in self._key_lists.values():
+            allowed |= {id(n) for n in nodes(assign)}
         for dicts in self._feed_dicts.values():
             for d in dicts:
                 for el in d.elements:
@@ -237,7 +277,9 @@ class StepFunctions:
                 else [cst.EmptyLine(indent=False)] if k or start else []
             out.append(d.with_changes(leading_lines=lines))
         named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
-        rest = [stmt.visit(RunReplacer(self._run_calls, wrap, named)) for stmt in body[start:]]
+        replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()))
+        rest = [stmt.visit(replacer) for stmt in body[start:]]
+        rest = [stmt for stmt in rest if not isinstance(stmt, cst.RemovalSentinel)]
         if rest and defs:
             first = rest[0]
             blank = 2 if self._block_is_module() else 1
@@ -255,8 +297,7 @@ class StepFunctions:
         for p, call in self._placeholders.items():
             self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")
         for run in runs:
-            fed = ", ".join([f"**{run.feed_name}", *(f"{n}=..." for n, _ in run.extra)]) \
-                if run.feed_name else ", ".join(f"{n}=..." for n, _ in run.feeds)
+            fed = described_feeds(run)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
         return out
@@ -396,13 +437,20 @@ class RunReplacer(cst.CSTTransformer):
 
     def __init__(self, runs: Dict[cst.Call, Run], wrap: Optional[str],
                  feed_dicts: Sequence[cst.Dict] = (), param=lambda ref: ref,
-                 owner: Optional[str] = None) -> None:
+                 owner: Optional[str] = None, drop: Sequence[cst.Assign] = ()) -> None:
         super().__init__()
+        self._drop = set(drop)  # `keys = [x, y]` read only by dict(zip(keys, ...)) feeds
         self._runs = runs
         self._wrap = wrap
         self._feed_dicts = set(feed_dicts)
         self._param = param
         self._owner = owner
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):
+        if len(original_node.body) == 1 and original_node.body[0] in self._drop:
+            return cst.RemoveFromParent()
+        return updated_node
 
     def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict):
         if original_node not in self._feed_dicts:
@@ -416,6 +464,8 @@ class RunReplacer(cst.CSTTransformer):
         run = self._runs.get(original_node)
         if run is None:
             return updated_node
+        if run.positional is not None:
+            return self._call(run, [cst.Arg(run.positional, star="*")])
         given = run.extra if run.feed_name is not None else run.feeds
         args = [cst.Arg(value, keyword=cst.Name(self._param(name)),
                         equal=cst.AssignEqual(cst.SimpleWhitespace(""),
@@ -423,6 +473,9 @@ class RunReplacer(cst.CSTTransformer):
                 for name, value in given]
         if run.feed_name is not None:
             args.insert(0, cst.Arg(cst.Name(run.feed_name), star="**"))
+        return self._call(run, args)
+
+    def _call(self, run: Run, args: List[cst.Arg]) -> cst.BaseExpression:
         func = cst.Name(run.function) if self._owner is None else cst.Attribute(
             cst.Name(self._owner), cst.Name(run.function))
         call = cst.Call(func=func, args=args)
@@ -461,6 +514,15 @@ def _fed_false(run: Run, placeholder: str) -> bool:
     """``run`` feeds ``placeholder`` a literal False."""
     return any(name == placeholder and value is not None and _is_false(value)
                for name, value in run.feeds)
+
+
+def described_feeds(run: Run, param=lambda ref: ref) -> str:
+    """The arguments of the call a run becomes, for the change record."""
+    if run.positional is not None:
+        return f"*{code_of(run.positional)}"
+    if run.feed_name:
+        return ", ".join([f"**{run.feed_name}", *(f"{param(n)}=..." for n, _ in run.extra)])
+    return ", ".join(f"{param(n)}=..." for n, _ in run.feeds)
 
 
 def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
