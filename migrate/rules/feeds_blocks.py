@@ -1,6 +1,6 @@
 """The feeds rule's reading of graph code in compound statements and of assign ops.
 
-Graph code under Python control flow (``if``, ``for``, ``with tf.device(...)``)
+Graph code under Python control flow (``if``, ``for``, ``while``, ``with tf.device(...)``)
 is recomputed in the step functions with the statement around it, when what
 steers it is fixed Python; ``u = W.assign(value)`` of a variable of this file is
 an op the step functions run when a sess.run fetches it.
@@ -25,23 +25,26 @@ class GraphBlocks:
     def _compound_graph_statement(self, i: int, node: cst.BaseCompoundStatement,
                                   body: List[cst.CSTNode], tainted: Set[str]) -> None:
         """``if CLIP: g = tf.clip_by_norm(g, 1.0)``, ``for l in losses:
-        grads.append(tf.gradients(l, w)[0])``, ``with tf.device(...):``: graph code
+        grads.append(tf.gradients(l, w)[0])``, ``while k < n: h = layer(h); k += 1``,
+        ``with tf.device(...):``: graph code
         under Python control flow is copied into the step functions with it, which
         gives the same ops when what steers it is plain Python fixed by then (a
         condition, a loop over a list or a range) and the body only computes values.
         A list the body fills (``grads.append``) is made again with it: its binding
         (``grads = []``) is graph code too."""
         kind = type(node).__name__
-        header = node.test if isinstance(node, cst.If) else (
+        header = node.test if isinstance(node, (cst.If, cst.While)) else (
             node.iter if isinstance(node, cst.For) else None)
         if isinstance(node, cst.With) and not self._scope_items_only(node):
             self._bail(TS107.code, node, "graph code in a `with` block other than tf.device, "
                        "tf.name_scope or tf.control_dependencies is not converted")
-        if isinstance(node, cst.If) and names_of(header, self.BASE)[0] & tainted:
-            self._bail(TS107.code, node, "an `if` on a graph value decides at each sess.run in "
-                       "TF1 only through tf.cond: not converted")
-        if getattr(node, "orelse", None) is not None and isinstance(node, cst.For):
-            self._bail(TS107.code, node, "graph code in a `for ... else` is not converted")
+        if isinstance(node, (cst.If, cst.While)) and names_of(header, self.BASE)[0] & tainted:
+            article = "an" if isinstance(node, cst.If) else "a"
+            self._bail(TS107.code, node, f"{article} `{kind.lower()}` on a graph value decides at each "
+                       "sess.run in TF1 only through tf.cond / tf.while_loop: not converted")
+        if getattr(node, "orelse", None) is not None and isinstance(node, (cst.For, cst.While)):
+            self._bail(TS107.code, node, f"graph code in a `{kind.lower()} ... else` is not "
+                       "converted")
         later = set()  # names the session region rebinds: the header would read them again
         for stmt in self._stmts[i + 1:]:
             later |= stmt.writes

@@ -181,7 +181,7 @@ class FedGraph:
             if not st.reads & tainted and not (
                     st.reads & (self._var_lists | self._var_names) and self._changes_state(node)):
                 continue  # does not depend on anything fed or mutable: stays
-            if isinstance(node, (cst.If, cst.For, cst.With)):
+            if isinstance(node, (cst.If, cst.For, cst.While, cst.With)):
                 # graph code under Python control flow: recomputed with it
                 self._compound_graph_statement(i, node, body, tainted)
                 tainted |= st.writes

@@ -19,7 +19,7 @@ What cannot be placed safely is left as it was, with a finding saying why.
 
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -61,14 +61,17 @@ TS103 = CodeInfo(
     severity=Severity.WARNING,
     blocks_tape=True,
     summary="tf.gradients inside control flow the codemod cannot follow",
-    what="Finds `tf.gradients` calls inside a loop, a condition, a `with` block, "
-         "a lambda, a comprehension, or a function passed to `tf.while_loop` / "
-         "`tf.map_fn`.",
-    why="A tape must be active around the exact forward computation; inside "
-        "control flow the codemod cannot place it so that every number is kept.",
-    example="def body(i, x):\n    g = tf.gradients(f(x), x)[0]\n    return i + 1, x - g\n"
-            "tf.while_loop(cond, body, [0, x0])",
-    use_instead="Write the loop body with its own `tf.GradientTape` by hand.",
+    what="Finds `tf.gradients` calls the codemod cannot give a tape: in a lambda or a "
+         "comprehension, in a function passed to `tf.map_fn` / `tf.cond` / `tf.scan` "
+         "(or to `tf.while_loop` over nested loop variables), in an `if`/`with` block "
+         "that also computes the target, or in a loop pass whose target depends on a "
+         "value an earlier pass computed from the sources.",
+    why="A tape must be active around the exact forward computation. A tape in each "
+        "pass of a loop records that pass only, while TF1's gradient of an unrolled "
+        "loop also runs back through the earlier passes the target depends on.",
+    example="h = x\nfor step in range(3):\n    h = h * w\n    g = tf.gradients(h, w)[0]",
+    use_instead="One tape around the whole loop, the gradient taken inside it from that "
+                "tape (`persistent=True` when taken in every pass), written by hand.",
     fix_safety=COMPAT_SAFETY,
 )
 
@@ -156,6 +159,20 @@ CONTROL_FLOW_FUNCS = frozenset({
     "py_func", "py_function", "numpy_function", "vectorized_map",
 })
 
+def _while_body(call: cst.Call) -> Optional[cst.Name]:
+    """``tf.while_loop(cond, body, [v1, v2])``: ``body``, a function named once, when
+    each loop variable is a single value (not a list or dict), and the only one of
+    the call's arguments that is a function."""
+    args = {a.keyword.value if a.keyword is not None else ("cond", "body", "loop_vars", "")[min(k, 3)]:
+            a.value for k, a in enumerate(call.args) if not a.star}
+    body, loop_vars = args.get("body"), args.get("loop_vars")
+    if isinstance(body, cst.Name) and isinstance(loop_vars, (cst.List, cst.Tuple)) and all(
+            isinstance(e, cst.Element) and not isinstance(e.value, (cst.List, cst.Tuple, cst.Dict))
+            for e in loop_vars.elements):
+        return body
+    return None
+
+
 _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -217,6 +234,8 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
         self._variable_owners: Set[str] = set()  # names whose .trainable_variables are sources
         self._helpers: Dict[str, GradientHelper] = {}
         self._helper_defs: Dict[cst.FunctionDef, GradientHelper] = {}
+        self._loop_bodies: Set[cst.CSTNode] = set()  # blocks that are a loop's body
+        self._planned_tapes: Set[str] = set()
 
     # ------------------------------------------------------------------
     # analysis
@@ -224,6 +243,10 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
     def visit_Module(self, node: cst.Module) -> bool:
         found: List[Tuple[cst.Call, List[cst.CSTNode]]] = []
         cf_funcs: Set[str] = set()
+        # the body of a tf.while_loop over a list of tensors: eager TF2 calls it once
+        # per pass, as a Python function of those tensors; a tape inside it records
+        # that pass, as tf.gradients inside it differentiated that pass's graph
+        while_bodies: Set[str] = set()
 
         # helpers that differentiate what their caller built: the caller's tape
         # records it, the helper takes the tape (toolkit/gradient_helpers.py)
@@ -242,9 +265,12 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                 elif name == "gradients":
                     found.append((n, list(stack)))
                 elif name in CONTROL_FLOW_FUNCS:
+                    body = _while_body(n) if name == "while_loop" else None
                     for arg in n.args:
-                        if isinstance(arg.value, cst.Name):
+                        if isinstance(arg.value, cst.Name) and arg.value is not body:
                             cf_funcs.add(arg.value.value)
+                    if body is not None:
+                        while_bodies.add(body.value)
             stack.append(n)
             for child in children(n):
                 walk(child, stack)
@@ -268,7 +294,9 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                 continue
             block, index, enclosing = located
             if id(block) in owners and id(block) not in scoped:
-                scoped[id(block)] = self._function_kinds(owners[id(block)], kinds, elements)
+                fn = owners[id(block)]
+                scoped[id(block)] = self._function_kinds(
+                    fn, kinds, elements, tensors=fn.name.value in while_bodies - cf_funcs)
             gc = _GradCall(call=call, parent=stack[-1],
                            grand=stack[-2] if len(stack) > 1 else None, stmt_index=index,
                            helper=helpers.get(call.func.value)
@@ -284,10 +312,15 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
         else:
             self._needs_import = None
         self._alias = alias
-        for block, calls in by_block.items():
+        # a loop body's tapes run inside the region of the block around the loop:
+        # their names must differ from that block's tapes (planned first)
+        for block, calls in sorted(by_block.items(), key=lambda b: b[0] in self._loop_bodies):
             plan = self._plan(block, calls, kinds, taken) if block not in failed else None
             if plan is not None:
                 self._plans[block] = plan
+                if self._loop_bodies:
+                    taken = taken | set(plan.tapes)
+                    self._planned_tapes |= set(plan.tapes)
             else:
                 broken |= {gc.helper.fn.name.value for gc in calls if gc.helper is not None}
         for name in broken:  # its body stays TF1's: no caller passes a tape
@@ -295,13 +328,17 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
             self._helper_defs.pop(helpers[name].fn, None)
         return True
 
-    def _function_kinds(self, fn: cst.FunctionDef, kinds: dict, elements: dict):
+    def _function_kinds(self, fn: cst.FunctionDef, kinds: dict, elements: dict,
+                        tensors: bool = False):
         """The kinds of names in ``fn``: its locals (parameters and what it binds) are
-        its own, read from its body alone; the others are the module's."""
+        its own, read from its body alone; the others are the module's. ``tensors``:
+        its parameters are tensors (a while_loop body), unless its body binds them."""
         loads, stores = names_of(fn.body)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params,
                                          *fn.params.kwonly_params)}
         own, own_elements = self.infer_kinds(fn.body)
+        if tensors:
+            own = {**{p: "tensor" for p in params - stores}, **own}
         local = stores | params
         return ({**{k: v for k, v in kinds.items() if k not in local},
                  **{n: own.get(n, "unknown") for n in local}},
@@ -340,14 +377,30 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                         return parent, parent.body.index(stmt), enclosing
                     if isinstance(owner, cst.Else) and j >= 3 and isinstance(stack[j - 3], cst.If):
                         owner, j = stack[j - 3], j - 1  # the else branch of an if
-                    if not (isinstance(owner, (cst.If, cst.With)) or (
-                            isinstance(owner, cst.For) and owner.body is parent)):
+                    loop = isinstance(owner, (cst.For, cst.While)) and owner.body is parent
+                    if loop and self._computes_target(call, owner.body):
+                        # the pass computes the target: a tape in each pass (the loop
+                        # body is the block)
+                        self._loop_bodies.add(parent)
+                        return parent, parent.body.index(stmt), enclosing
+                    if not (isinstance(owner, (cst.If, cst.With)) or loop):
                         kind = type(owner).__name__.lower()
                         self.report(TS103.code, call, f"tf.gradients inside a `{kind}` block")
                         return None
                     enclosing.append(owner)
                     stmt, j = owner, j - 2
         return None
+
+    def _computes_target(self, call: cst.Call, body: cst.BaseSuite) -> bool:
+        """Whether the loop body ``body`` binds a name the targets of ``call`` read."""
+        helper = self._helpers.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if helper is not None:
+            ys = helper.operand(call, "ys")
+        else:
+            ys = next((a.value for k, a in enumerate(call.args)
+                       if (a.keyword is None and k == 0 and not a.star)
+                       or (a.keyword is not None and a.keyword.value == "ys")), None)
+        return ys is not None and bool(names_of(ys)[0] & names_of(body)[1])
 
     def _parse(self, gc: _GradCall, kinds: dict, elements: dict) -> bool:
         call = gc.call

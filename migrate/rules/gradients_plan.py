@@ -75,6 +75,38 @@ class TapePlans:
     plan of a block's tapes (state on the rule: the calls' rewrites, the
     module functions' reads, the variables' owners)."""
 
+    def _one_pass(self, stmts, gc: _GradCall) -> bool:
+        """A tape in each pass of a loop records that pass only: the path from the
+        sources to the target must not go through a value an earlier pass computed
+        from the sources (``h = f(h, w)`` carried from pass to pass)."""
+        carried = set()  # read in a pass before that pass writes them
+        for k, st in enumerate(stmts):
+            carried |= {name for name in st.reads if any(name in later.writes for later in stmts[k:])}
+        # what holds a value computed from the sources when a pass starts: run the
+        # passes until that set is stable
+        outside = {x for x, d in gc.defs.items() if d < 0}
+        at_start: Set[str] = set()
+        while True:
+            tainted = outside | at_start
+            for j, st in enumerate(stmts):
+                if st.reads & tainted:
+                    tainted |= st.writes
+                else:
+                    tainted -= st.writes
+                tainted |= {x for x, d in gc.defs.items() if d == j}
+            after = at_start | (carried & tainted)
+            if after == at_start:
+                break
+            at_start = after
+        back = backward_slice(stmts, set(gc.ys), gc.stmt_index) | {gc.stmt_index}
+        for name in sorted(at_start - set(gc.xs)):
+            if any(name in stmts[j].reads and last_def(stmts, name, j) < 0 for j in back):
+                self.report("TS103", gc.call, f"tf.gradients in a loop whose target depends on "
+                            f"`{name}`, which an earlier pass computed from the sources (one "
+                            "tape around the whole loop would be needed): not converted")
+                return False
+        return True
+
     def _plan(self, block, calls: List[_GradCall], kinds: dict, taken: Set[str]) -> Optional[_Plan]:
         body = list(block.body)
         stmts = block_info(body, "self" if any(gc.base for gc in calls) else None)
@@ -111,6 +143,8 @@ class TapePlans:
             gc.defs = {x: last_def(stmts, x, gi) for x in gc.xs}
             fwd = forward_dependents(stmts, gc.defs, gi)
             gc.slice = back & fwd
+            if block in self._loop_bodies and not self._one_pass(stmts, gc):
+                ok = False
             if not gc.slice:
                 self.report("TS111", gc.call, f"no computation from `{', '.join(gc.xs)}` to "
                             f"`{', '.join(gc.ys)}` was found in this block")
@@ -147,12 +181,15 @@ class TapePlans:
         used = set(taken)
         for level in range(top + 1):
             base = "tape" if level == 0 else ("outer_tape" if level == 1 else f"outer{level}_tape")
+            if block in self._loop_bodies and self._planned_tapes:
+                base = "inner_" + base  # inside the region of a tape around the loop
             name = fresh_name(base, used)
             used.add(name)
             tapes.append(name)
         # (a gradient in a loop is taken once per pass: a persistent tape too)
         persistent = [sum(1 for gc in calls if gc.level == lv) > 1 or any(
-            gc.level == lv and any(isinstance(c, cst.For) for c in gc.enclosing) for gc in calls)
+            gc.level == lv and any(isinstance(c, (cst.For, cst.While)) for c in gc.enclosing)
+            for gc in calls)
             for lv in range(top + 1)]
 
         # tape.watch for sources that are not variables

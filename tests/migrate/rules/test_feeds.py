@@ -833,10 +833,12 @@ FALLBACKS = [
         while k < 3:
             total = total + tf.reduce_sum(x) * k
             k += 1
+        else:
+            total = total * 2.0
 
         with tf.Session() as sess:
             print(sess.run(total, feed_dict={x: [1.0, 2.0]}))
-    """, "TS107", 6, "graph code in a `While` statement", id="graph-code-in-a-while-loop"),
+    """, "TS107", 6, "graph code in a `while ... else`", id="graph-code-in-a-while-else"),
     pytest.param("""
         import tensorflow as tf
 

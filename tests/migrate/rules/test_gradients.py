@@ -330,7 +330,8 @@ class TestGradients(CodemodTest):
             "TS102 4:5: tf.gradients(..., stop_gradients=...) has no GradientTape "
             "equivalent; put tf.stop_gradient in the forward code"])
 
-    def test_warns_and_skips_while_loop_body(self) -> None:
+    def test_a_while_loop_body_gets_a_tape_in_each_pass(self) -> None:
+        # eager TF2 calls the body once per pass on that pass's loop tensors
         before = """
             import tensorflow as tf
 
@@ -341,21 +342,70 @@ class TestGradients(CodemodTest):
 
             out = tf.while_loop(lambda i, x: i < 3, body, [0, tf.constant(1.0)])
         """
-        self.assertCodemod(before, before, expected_warnings=[
-            "TS103 5:9: tf.gradients inside `body`, which is run by TensorFlow "
-            "control flow (while_loop, map_fn, ...)"])
+        after = """
+            import tensorflow as tf
 
-    def test_warns_and_skips_loop(self) -> None:
+            def body(i, x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = x * x
+                g = tape.gradient(y, x)
+                return i + 1, x - 0.1 * g
+
+            out = tf.while_loop(lambda i, x: i < 3, body, [0, tf.constant(1.0)])
+        """
+        self.assertCodemod(before, after)
+
+    def test_warns_and_skips_other_control_flow_functions(self) -> None:
+        # a map_fn function, or a while_loop body over nested loop variables: what
+        # its parameters are is not known here
+        for loop, params in (("tf.map_fn(body, tf.ones([3]))", "x"),
+                             ("tf.while_loop(lambda x: x < 3, body, [[tf.constant(1.0)]])", "x")):
+            before = f"""
+                import tensorflow as tf
+
+                def body({params}):
+                    y = x * x
+                    g = tf.gradients(y, x)[0]
+                    return x - 0.1 * g
+
+                out = {loop}
+            """
+            self.assertCodemod(before, before, expected_warnings=[
+                "TS103 5:9: tf.gradients inside `body`, which is run by TensorFlow "
+                "control flow (while_loop, map_fn, ...)"])
+
+    def test_a_loop_that_computes_its_target_gets_a_tape_in_each_pass(self) -> None:
         before = """
             import tensorflow as tf
             W = tf.Variable(1.0)
             for step in range(3):
-                loss = W * W
+                loss = W * W * step
                 g = tf.gradients(loss, W)[0]
         """
+        after = """
+            import tensorflow as tf
+            W = tf.Variable(1.0)
+            for step in range(3):
+                with tf.GradientTape() as tape:
+                    loss = W * W * step
+                g = tape.gradient(loss, W)
+        """
+        self.assertCodemod(before, after)
+
+    def test_warns_and_skips_a_loop_that_carries_its_target_across_passes(self) -> None:
+        before = """
+            import tensorflow as tf
+            W = tf.Variable(1.0)
+            h = tf.constant(1.0)
+            for step in range(3):
+                h = h * W
+                g = tf.gradients(h, W)[0]
+        """
         self.assertCodemod(before, before, expected_warnings=[
-            "TS103 5:9: tf.gradients inside a `for` block that also computes its target `loss` "
-            "(a tape around each pass would be needed): not converted"])
+            "TS103 6:9: tf.gradients in a loop whose target depends on `h`, which an earlier "
+            "pass computed from the sources (one tape around the whole loop would be needed): "
+            "not converted"])
 
     def test_gradients_under_if_for_and_with_follow_the_tape(self) -> None:
         before = """
