@@ -85,6 +85,8 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         self._block_owner: Optional[cst.CSTNode] = None  # the function whose body it is
         #: each block converted -> its new body
         self._new_bodies: List[Tuple[cst.CSTNode, List[cst.CSTNode]]] = []
+        #: statements opening sessions left to the session rule (one block's unfed ones)
+        self._other_sessions: Set[int] = set()
 
     def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
         """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
@@ -157,6 +159,8 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         self._block_owners: Dict[int, Optional[cst.FunctionDef]] = {}
         blocks = [(call, *self._session_block(call, stack)) for call, stack in sessions]
         if len(sessions) > 1:
+            blocks = self._fed_sessions_only(module, blocks)
+        if len(blocks) > 1:
             # one graph and its session per function body (save() and reload(), each
             # after tf.reset_default_graph()): each body is converted on its own
             if len({id(b) for _, b, _ in blocks}) < len(blocks) or any(
@@ -182,6 +186,24 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
             # (tf-slim 1.1.0's batch_norm fails on TF >= 2.16 in any mode: TS118 says how)
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies
             self.shared.setdefault("resolved", set()).add(TS118.code)
+
+    def _fed_sessions_only(self, module: cst.Module, blocks):
+        """Sessions opened one after another in one block (a tutorial's sections, each
+        ``with tf.Session() as sess:``): the one that feeds is this rule's, the others
+        the session rule's. Only in a file that makes no variable: each TF1 session
+        starts its variables again, eager variables keep their values."""
+        by_block: Dict[int, list] = {}
+        for b in blocks:
+            by_block.setdefault(id(b[1]), []).append(b)
+        if all(len(same) == 1 for same in by_block.values()) or self._makes_variable(module):
+            return blocks
+        kept = []
+        for same in by_block.values():
+            fed = [b for b in same if _feeds(b[1].body[b[2]])]
+            kept.extend(fed if len(fed) == 1 else same)
+            if len(fed) == 1:
+                self._other_sessions |= {id(b[1].body[b[2]]) for b in same if b is not fed[0]}
+        return kept
 
     def _analyse_block(self, module: cst.Module, block: cst.CSTNode, index: int,
                        taken: Set[str]) -> List[cst.CSTNode]:
@@ -228,8 +250,11 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
                 walk(child)
 
         for stmt in body[start:]:
-            walk(stmt)
+            if id(stmt) not in self._other_sessions:
+                walk(stmt)
         for stmt in body[:start]:
+            if id(stmt) in self._other_sessions:
+                continue
             for run in self._collect_session_runs(stmt, session, self._ref):
                 self._bail(TS107.code, run, "sess.run before the session is opened (in a function "
                            "defined earlier) is not converted")
@@ -495,6 +520,19 @@ class _NewBodies(cst.CSTTransformer):
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         body = self._bodies.get(id(original_node))
         return updated_node if body is None else updated_node.with_changes(body=body)
+
+
+def _feeds(stmt: cst.CSTNode) -> bool:
+    """Whether a statement passes a ``feed_dict`` (by keyword, or a dict literal as
+    the second argument of a ``run``)."""
+    for n in nodes(stmt):
+        if isinstance(n, cst.Call):
+            if any(a.keyword is not None and a.keyword.value == "feed_dict" for a in n.args):
+                return True
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "run" \
+                    and len(n.args) > 1 and isinstance(n.args[1].value, cst.Dict):
+                return True
+    return False
 
 
 def _dict_keys(d: cst.Dict) -> List[str]:

@@ -11,7 +11,7 @@ import libcst.matchers as m
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
-from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, names_of
+from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
 
 
@@ -193,14 +193,21 @@ class StepFunctions:
             if i < start and (i in self._graph or self._placeholder_stmt(i)):
                 continue
             for node, name in loaded_refs(stmt, self.BASE):
+                if i < start and name in moved and self._bound_before(name, i):
+                    continue  # `a = tf.constant(2)` read before `a = tf.placeholder(...)`
                 if name in moved and id(node) not in allowed and name not in stores:
                     where = "after the graph is run" if i >= start else "outside the graph code"
                     self._bail(TS107.code, node, f"`{name}` is a graph value used {where} "
                                "other than by sess.run: not converted")
 
     def _placeholder_stmt(self, i: int) -> bool:
-        return bool(self._stmts[i].writes & set(self._placeholders)) and not (
-            self._stmts[i].writes - set(self._placeholders))
+        """Whether statement ``i`` makes placeholders only (the statement that makes
+        one: the name may be bound to something else elsewhere)."""
+        st = self._stmts[i]
+        if not st.writes or st.writes - set(self._placeholders):
+            return False
+        made = {id(n) for n in nodes(st.node)}
+        return all(id(self._placeholders[name]) in made for name in st.writes)
 
     # ------------------------------------------------------------------
     # rewriting
@@ -275,6 +282,8 @@ class StepFunctions:
         for k, d in enumerate(defs):
             lines = [cst.EmptyLine(indent=False)] * (2 if k or start else 0) if self._block_is_module() \
                 else [cst.EmptyLine(indent=False)] if k or start else []
+            if k == 0:  # the comments of placeholders made just before the session
+                lines, comments = lines + comments, []
             out.append(d.with_changes(leading_lines=lines))
         named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
         replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()))
@@ -301,6 +310,12 @@ class StepFunctions:
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
         return out
+
+    def _bound_before(self, name: str, i: int) -> bool:
+        """Whether ``name`` read at statement ``i`` (before the session) is a binding
+        that stays: made by a statement that is neither graph code nor a placeholder."""
+        j = last_def(self._stmts, name, i)
+        return j >= 0 and j not in self._graph and not self._placeholder_stmt(j)
 
     def _block_is_module(self) -> bool:
         return isinstance(self._block, cst.Module)
