@@ -25,6 +25,7 @@ from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, untouched
@@ -190,7 +191,7 @@ _is_call, _is_name, _is_function = (instance_test(cst.Call), instance_test(cst.N
 
 
 @register_rule
-class SessionToEager(KindMixin, TapeshiftCodemod):
+class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Dissolve tf.Session blocks: sess.run(fetch) becomes the fetched value."
     RULE = "session"
     PHASE = "tape"
@@ -383,6 +384,8 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 blocked = True
         self._sessions = sessions
         self._active = (has_session or bool(self._remove)) and not blocked
+        if self._active:
+            self.note_siblings(node)
         return self._active  # inactive, every leave method keeps its node: no need to visit
 
     def _strategies(self, module: cst.Module) -> Set[str]:
@@ -560,7 +563,7 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
         if not self._active:
             return updated_node
         if original_node in self._remove:
-            return cst.RemoveFromParent()
+            return self.remove_statement(original_node)
         if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Expr):
             value = original_node.body[0].value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -569,12 +572,12 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
                 if attr == "close" and isinstance(recv, cst.Name) and not value.args:
                     if self._is_session_name(recv):
                         self.record_change(original_node, "sess.close() removed")
-                        return cst.RemoveFromParent()
+                        return self.remove_statement(original_node)
                 if attr == "run" and value.args and isinstance(recv, cst.Name) \
                         and self._is_session_name(recv) and value not in self._runs:
                     self.record_change(original_node, "running the initializer removed")
-                    return cst.RemoveFromParent()
-        return updated_node
+                    return self.remove_statement(original_node)
+        return self.with_carried_lines(original_node, updated_node)
 
     def _is_session_name(self, name: cst.Name) -> bool:
         return name.value in self._sessions
@@ -588,14 +591,21 @@ class SessionToEager(KindMixin, TapeshiftCodemod):
 
     def leave_With(self, original_node: cst.With, updated_node: cst.With):
         if not self._active or original_node not in self._flatten:
-            return updated_node
+            return self._carry(original_node, updated_node)
         body = list(updated_node.body.body)
         if not body:
-            return cst.RemoveFromParent()
+            return self.remove_statement(original_node)
         first = body[0]
-        body[0] = first.with_changes(
-            leading_lines=[*original_node.leading_lines, *first.leading_lines])
+        body[0] = self.with_carried_lines(original_node, first.with_changes(
+            leading_lines=[*original_node.leading_lines, *first.leading_lines]))
         return cst.FlattenSentinel(body)
+
+    # a statement removed just before a compound statement leaves it its lines
+    def _carry(self, original_node, updated_node):
+        return self.with_carried_lines(original_node, updated_node) if self._active \
+            else updated_node
+
+    leave_If = leave_For = leave_While = leave_Try = leave_FunctionDef = leave_ClassDef = _carry
 
     def leave_IndentedBlock(self, original_node, updated_node):
         if self._active and not updated_node.body:

@@ -337,3 +337,25 @@ class TestSession(CodemodTest):
         """
         self.assertCodemod(before, before, expected_warnings=[
             "TS115 4:20: fetching a tensor by its string name"])
+
+
+def test_a_removed_session_line_leaves_its_blank_lines_and_comments():
+    src = dedent("""
+        import tensorflow as tf
+
+
+        class Net:
+            def __init__(self):
+                self.w = tf.Variable(2.0)
+
+
+        net = Net()
+
+        # open a session
+        sess = tf.Session()
+        sess.run(tf.global_variables_initializer())
+        print(sess.run(net.w))
+    """).lstrip("\n")
+    r = migrate_source(src, "f.py")
+    assert r.mode == "tape"
+    assert "net = Net()\n\n# open a session\nprint(" in r.output

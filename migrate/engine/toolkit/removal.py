@@ -1,0 +1,63 @@
+"""Removing a statement without losing the blank lines and comments above it.
+
+LibCST keeps a statement's leading blank lines and comments on the statement
+itself, so ``RemoveFromParent`` drops them with it: a driver line can end up
+right under a class, and a comment that introduced a section disappears. A rule
+that removes statements mixes in :class:`CarriesLeadingLines`: it calls
+:meth:`remove_statement` instead of returning ``RemoveFromParent`` and passes
+each statement it leaves through :meth:`with_carried_lines`; the lines of a
+removed statement then go to the next statement of the same body that stays.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.walk import nodes
+
+
+class CarriesLeadingLines:
+    """Mixin for a transformer: see the module's docstring. :meth:`note_siblings`
+    must see the module (in ``visit_Module``) before anything is removed."""
+
+    _next_sibling: Dict[int, Optional[cst.CSTNode]]
+    _carried: Dict[int, List[cst.EmptyLine]]
+
+    def note_siblings(self, module: cst.Module) -> None:
+        self._next_sibling = {}
+        self._carried = {}
+        for node in nodes(module):
+            if isinstance(node, (cst.Module, cst.IndentedBlock)):
+                body = list(node.body)
+                for stmt, after in zip(body, [*body[1:], None]):
+                    self._next_sibling[id(stmt)] = after
+
+    def remove_statement(self, original: cst.CSTNode) -> cst.RemovalSentinel:
+        """``RemoveFromParent``, its leading lines (with any carried to it) kept for
+        the next statement of its body."""
+        lines = [*self._carried.pop(id(original), []), *getattr(original, "leading_lines", ())]
+        after = self._next_sibling.get(id(original)) if hasattr(self, "_next_sibling") else None
+        if after is not None and lines:
+            self._carried[id(after)] = lines
+        return cst.RemoveFromParent()
+
+    def with_carried_lines(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        """``updated`` with the lines of the statements removed just before it: as many
+        blank lines as the more generous of the two, then the comments of both."""
+        carried = self._carried.pop(id(original), None) if hasattr(self, "_carried") else None
+        if not carried or not hasattr(updated, "leading_lines"):
+            return updated
+        own = list(updated.leading_lines)
+        blank = max(_blank_run(carried), _blank_run(own))
+        rest = carried[_blank_run(carried):] + own[_blank_run(own):]
+        return updated.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * blank + rest)
+
+
+def _blank_run(lines: List[cst.EmptyLine]) -> int:
+    """The blank lines before the first comment."""
+    k = 0
+    while k < len(lines) and lines[k].comment is None:
+        k += 1
+    return k
