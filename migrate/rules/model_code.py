@@ -51,6 +51,12 @@ replayed without running the program (a scope named by a computed string,
 layers made in a loop, a regulariser, a function that makes variables where it
 runs but is never read, a model function called again that made variables
 without AUTO_REUSE) is reported (TS125) and the file keeps its compat form.
+
+This module walks the blocks and statements; the rule's other parts are
+:mod:`~tapeshift.migrate.rules.model_code_scopes` (scope blocks dissolved,
+constant names), :mod:`~tapeshift.migrate.rules.model_code_functions` (model
+functions and classes read where they run), both mixins of :class:`ModelCode`,
+and :mod:`~tapeshift.migrate.rules.model_code_calls` (the calls rewritten).
 """
 
 from __future__ import annotations
@@ -58,7 +64,6 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
@@ -67,8 +72,7 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
-from tapeshift.migrate.engine.toolkit.variable_store import (
-    AUTO, MODEL_CODE, REUSE, FunctionFacts, ModelCodeFacts, StoreError, VariableStore)
+from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE, ModelCodeFacts, VariableStore
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
 from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS
@@ -76,13 +80,13 @@ from tapeshift.migrate.rules.model_code_order import (
     assignment_counts, calls_at_top_only, first_top_level_calls, is_main_guard, module_bindings,
 )
 from tapeshift.migrate.rules.savers import TS127
-from tapeshift.migrate.rules.model_code_calls import (
-    CallRewriter, bind, is_none, is_true, single_target, assigned_names)
-from tapeshift.migrate.rules.contrib_slim import is_slim_call
+from tapeshift.migrate.rules.model_code_calls import CallRewriter, single_target
 from tapeshift.migrate.rules.model_code_classes import (
-    ClassContext, FunctionContext, LocalRenamer, class_context, inline_call, inlined_body,
+    ClassContext, FunctionContext, LocalRenamer, inline_call, inlined_body,
     method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
+from tapeshift.migrate.rules.model_code_functions import FunctionBodies
+from tapeshift.migrate.rules.model_code_scopes import ScopeBlocks
 
 # Codes this rule reports (docs/codes.md is generated from them)
 
@@ -129,9 +133,6 @@ class _NotStatic(Exception):
     """The module's model code cannot be replayed; the reason was reported."""
 
 
-_VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer",
-                   "caching_device", "partitioner", "custom_getter", "reuse", "dtype",
-                   "use_resource", "constraint", "auxiliary_name_scope")
 #: calls that make or read TF1's global step
 GLOBAL_STEP_APIS = frozenset({*GLOBAL_STEP_MAKERS, "train.get_global_step"})
 # per-node tests of the walks below, answered once per type (LibCST's classes are ABCs)
@@ -142,7 +143,7 @@ _COLLECTION_KEYS = {"GraphKeys.TRAINABLE_VARIABLES": "trainable",
                     "trainable_variables": "trainable", "variables": "global",
                     "update_ops": "update"}
 @register_rule
-class ModelCode(TapeshiftCodemod):
+class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
     DESCRIPTION = "Variable scopes, get_variable and tf.layers -> TF2 variables and layers made once."
     RULE = "model-code"
     #: before the feeds rule, which then sees variables and layer objects made once
@@ -327,160 +328,7 @@ class ModelCode(TapeshiftCodemod):
                 self._env.pop(name, None)
         return out
 
-    # -- model functions -----------------------------------------------------
-    def _model_functions_called(self, stmt: cst.CSTNode) -> List[cst.BaseStatement]:
-        """The statement calls a model function: at its first call its code is read
-        (its variables and layers made here, once, under their TF1 names; its def
-        rewritten in place to use them); the statements that make them come back."""
-        if self._function is not None or self._class is not None:
-            return []
-        made: List[cst.BaseStatement] = []
-        for n in nodes(stmt):
-            if not (isinstance(n, cst.Call) and isinstance(n.func, cst.Name)):
-                continue
-            name = n.func.value
-            if name in self._read_functions and self._store.scope.name:
-                self._fail(n, f"`{name}` is called in variable scope `{self._store.scope.name}`: "
-                           "its variables would be others than at its first call")
-            made_before = self._facts.functions.get(name)
-            if made_before is not None and any(not e.shared for e in made_before.made):
-                self._fail(n, f"`{name}` is called again: TF1 makes new variables at each call "
-                           "(or raises, a name taken), the code read at its first call shares "
-                           "one set (AUTO_REUSE or a reuse argument would share them in TF1 too)")
-            if name not in self._pending:
-                continue
-            if self._store.scope.name:
-                self._fail(n, f"model function `{name}` first called in variable scope "
-                           f"`{self._store.scope.name}` is not converted")
-            out, index, fn = self._pending.pop(name)
-            self._read_functions.add(name)
-            ctx = FunctionContext.of(fn)
-            self._function = ctx
-            saved_env = self._env
-            self._env = {}
-            self._replayed.add(id(fn))  # (what it makes is in the store as it is read)
-            store, first = self._store, self._store.next_order
-            try:
-                body = self._block(list(fn.body.body))
-            finally:
-                self._function = None
-                self._env = saved_env
-            if self._store is not store:  # it reset the graph: what it made is all there is
-                store, first = self._store, 0
-            self._facts.functions[name] = FunctionFacts(
-                [e for e in store.entries.values() if e.order >= first],
-                alone=first == 0)
-            out[index] = fn.with_changes(body=fn.body.with_changes(body=body))
-            for made_stmt in ctx.hoisted:
-                reads = names_of(made_stmt)[0] & (ctx.params | ctx.locals)
-                if reads:
-                    self._fail(fn, f"model function `{name}` makes a variable or layer from "
-                               f"`{sorted(reads)[0]}`, a value of the call: not converted")
-            self.record_change(n, f"`{name}`'s variables and layers are made once, before its "
-                               "first call; the function computes with them")
-            made.extend(ctx.hoisted)
-        return made
-
-    # -- classes -------------------------------------------------------------
-    def _read_class(self, node: cst.ClassDef) -> cst.ClassDef:
-        """A class whose ``__init__`` (and the methods only it calls) makes variables:
-        read those methods in the order ``__init__`` runs them."""
-        if not any(self._has_model_calls(list(fn.body.body)) for fn in node.body.body
-                   if isinstance(fn, cst.FunctionDef)):
-            return node
-        ctx = class_context(node)
-        others = [] if ctx is None else [name for name, fn in ctx.methods.items()
-                                         if name not in ctx.once
-                                         and self._has_model_calls(list(fn.body.body))]
-        if ctx is None or others:
-            where = f"`{node.name.value}.{others[0]}`" if others else f"class `{node.name.value}`"
-            self._fail(node, f"model code in {where}, which may run more than once (only "
-                       "`__init__` and the methods only it calls are read)")
-        self._class = ctx
-        try:
-            ctx.bodies["__init__"] = self._method("__init__")
-        finally:
-            self._class = None
-        if not self._changed:
-            return node
-        body = [fn.with_changes(body=fn.body.with_changes(body=ctx.bodies[fn.name.value]))
-                if isinstance(fn, cst.FunctionDef) and fn.name.value in ctx.bodies else fn
-                for fn in node.body.body]
-        # a method read at each of its calls is gone if nothing else calls it
-        used = {n.attr.value for fn in body if isinstance(fn, cst.FunctionDef)
-                for n in nodes(fn.body) if isinstance(n, cst.Attribute)
-                and isinstance(n.value, cst.Name) and n.value.value == "self"}
-        body = [fn for fn in body if not (isinstance(fn, cst.FunctionDef)
-                                          and fn.name.value in ctx.inlined - used)]
-        return node.with_changes(body=node.body.with_changes(body=body))
-
-    def _makes_variables(self, fn: cst.FunctionDef) -> bool:
-        for n in nodes(fn.body):
-            if _is_call(n):
-                api = self.tf_api_name(n.func) or ""
-                if api in ("Variable", "VariableV1", "get_variable") or api.startswith("layers.") \
-                        or is_slim_call(self, n):
-                    return True
-        return False
-
-    def hidden_makers(self) -> List[str]:
-        """Functions that make variables where they run, which the store does not see
-        (a model function not read yet, whose every call is a statement the rule reads
-        later, has not run yet)."""
-        return [name for key, name in self._makers.items() if key not in self._replayed
-                and not (name in self._pending and name in self._called_at_top_only)
-                and not self._constructed_later(self._maker_class.get(key))]
-
-    def _constructed_later(self, owner: Optional[str]) -> bool:
-        """The methods of class ``owner`` have not run yet where the class being read
-        runs: both are constructed only in top-level statements, ``owner`` first after."""
-        if owner is None or self._class is None:
-            return False
-        current = self._class.node.name.value
-        return owner != current and {owner, current} <= self._called_at_top_only \
-            and self._first_call.get(owner, -1) > self._first_call.get(current, len(self._first_call))
-
-    def _method(self, name: str) -> List[cst.BaseStatement]:
-        ctx = self._class
-        self._replayed.add(id(ctx.methods[name]))
-        saved = (ctx.renames, self._env, self._collection_lists)
-        ctx.renames, self._env, self._collection_lists = {}, {}, set()
-        try:
-            return self._drop_unused_lists(self._block(list(ctx.methods[name].body.body)))
-        finally:
-            ctx.renames, self._env, self._collection_lists = saved
-
-    def _drop_unused_lists(self, body: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
-        """Lists of collection names that only ``collections=`` read (``c_names =
-        ['eval_net_params', tf.GraphKeys.GLOBAL_VARIABLES]``) mean nothing in TF2
-        once the collections are lists: their bindings go."""
-        loads: Set[str] = set()
-        for stmt in body:
-            loads |= names_of(stmt)[0]
-        unused = self._collection_lists - loads
-        if not unused:
-            return body
-        out: List[cst.BaseStatement] = []
-        for stmt in body:
-            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) \
-                and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) \
-                and len(stmt.body[0].targets) == 1 else None
-            target = small.targets[0].target if small is not None else None
-            if isinstance(target, cst.Name) and target.value in unused:
-                self.record_change(stmt, f"`{target.value}`, the collections of "
-                                   "get_variable(collections=...), removed")
-                continue
-            if isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple) \
-                    and len(target.elements) == len(small.value.elements):
-                pairs = [(t, v) for t, v in zip(target.elements, small.value.elements)
-                         if not (isinstance(t.value, cst.Name) and t.value.value in unused)]
-                if len(pairs) < len(target.elements):
-                    self.record_change(stmt, "the collections of get_variable(collections=...) "
-                                       "removed from the assignment")
-                    stmt = _without_pairs(stmt, small, pairs)
-            out.append(stmt)
-        return out
-
+    # -- the block being read: its bindings and model calls ---------------
     def _renames(self) -> Dict[str, str]:
         """Locals of the method or model function being read -> what now holds them."""
         if self._function is not None:
@@ -550,120 +398,6 @@ class ModelCode(TapeshiftCodemod):
             return api
         return None
 
-    # -- scope blocks ------------------------------------------------------
-    def _scope_items(self, stmt: cst.With):
-        """The scope managers of a ``with`` whose every item is one, else None."""
-        out = []
-        for item in stmt.items:
-            call = item.item
-            if not isinstance(call, cst.Call):
-                return None
-            api = self.tf_api_name(call.func)
-            if api in ("variable_scope", "name_scope", "name_scope_v1"):
-                out.append((api, call, item.asname))
-            elif api == "control_dependencies" and self._update_ops_arg(call):
-                out.append((api, call, item.asname))
-            else:
-                return None
-        return out
-
-    def _dissolve(self, stmt: cst.With, scopes) -> List[cst.BaseStatement]:
-        opened = 0
-        guarded = False
-        for api, call, asname in scopes:
-            if api == "control_dependencies":
-                guarded = True
-                continue
-            scope = self._open(api, call)
-            opened += 1
-            if asname is not None:
-                if not isinstance(asname.name, cst.Name):
-                    self._fail(asname, "`with tf.variable_scope(...) as <target>` binds a name only")
-                self._scope_vars[asname.name.value] = scope
-        body = self._block(list(stmt.body.body))
-        for _ in range(opened):
-            self._store.close()
-        if guarded:
-            for inner in body:
-                for name in assigned_names(inner):
-                    self._facts.update_guarded.add(name)
-        self._changed = True
-        header = " ".join(code_of(item).rstrip(", ") for item in stmt.items)
-        self.record_change(stmt, f"`with {header}:` dissolved" + (
-            "; the variables made in it keep its name" if opened else
-            "; Keras batch normalization updates its statistics at each training call"))
-        if body:
-            # the with's blank lines and comments, and its header's comment, go
-            # before what was its first statement
-            first = body[0]
-            kept = list(stmt.leading_lines)
-            header = stmt.body.header if isinstance(stmt.body, cst.IndentedBlock) else None
-            if header is not None and header.comment is not None:
-                kept.append(cst.EmptyLine(indent=True, comment=header.comment))
-            kept += [ln for ln in first.leading_lines if ln.comment is not None]
-            body[0] = first.with_changes(leading_lines=kept)
-        return body
-
-    def _open(self, api: str, call: cst.Call):
-        if api in ("name_scope", "name_scope_v1"):
-            args = bind(call, ("name", "default_name", "values"))
-            name = self._const_str(args.get("name"))
-            if name is None:
-                self._fail(call, f"`{code_of(call)}`: a name scope named by a computed value")
-            return self._store.open_name_scope(name)
-        args = bind(call, _VARIABLE_SCOPE)
-        for key in ("regularizer", "caching_device", "partitioner", "custom_getter"):
-            if key in args and not is_none(args[key]):
-                self._fail(call, f"tf.variable_scope({key}=...) is not converted")
-        if "auxiliary_name_scope" in args and not is_true(args["auxiliary_name_scope"]):
-            self._fail(call, "tf.variable_scope(auxiliary_name_scope=False) is not converted")
-        reuse = self._reuse(args.get("reuse"), call)
-        initializer = args.get("initializer")
-        dtype = args.get("dtype")
-        target = args.get("name_or_scope")
-        try:
-            if isinstance(target, cst.Name) and target.value in self._scope_vars:
-                return self._store.reenter(self._scope_vars[target.value], reuse)
-            name = None if target is None or is_none(target) else self._const_str(target)
-            if name is None and target is not None and not is_none(target):
-                self._fail(call, f"`{code_of(call)}`: a variable scope named by a computed value")
-            default = self._const_str(args["default_name"]) if "default_name" in args else None
-            scope = self._store.open_variable_scope(
-                name, default, reuse,
-                code_of(initializer) if initializer is not None and not is_none(initializer)
-                else None,
-                code_of(dtype) if dtype is not None and not is_none(dtype) else None)
-            if scope.initializer is not None and initializer is not None:
-                scope.initializer_node = initializer
-            return scope
-        except StoreError as exc:
-            self._fail(call, str(exc))
-
-    def _reuse(self, expr: Optional[cst.BaseExpression], call: cst.CSTNode) -> Optional[str]:
-        if expr is None or is_none(expr) or (isinstance(expr, cst.Name) and expr.value == "False"):
-            return None
-        if self._function is not None and isinstance(expr, cst.Name) \
-                and expr.value in self._function.params:
-            # reuse=reuse of a model function, read at its first call: TF1 created
-            # the variables then and reused them at the later calls
-            return AUTO
-        bound = self.bound(expr)
-        if bound is not expr and isinstance(bound, cst.Name) and bound.value in ("True", "False", "None"):
-            return self._reuse(bound, call)
-        if is_true(expr):
-            return REUSE
-        if self.tf_api_name(expr) == "AUTO_REUSE" or self.tf_api_name(bound) == "AUTO_REUSE":
-            return AUTO
-        self._fail(call, f"reuse={code_of(expr)}: whether variables are reused is known only "
-                   "when the program runs")
-        return None
-
-    def _update_ops_arg(self, call: cst.Call) -> bool:
-        if len(call.args) != 1:
-            return False
-        value = self.bound(call.args[0].value)
-        return isinstance(value, cst.Call) and self._collection_key(value) == "update"
-
     # -- one statement ------------------------------------------------------
     def _statement(self, stmt: cst.SimpleStatementLine) -> List[cst.BaseStatement]:
         if self._reuse_statement(stmt):
@@ -719,111 +453,7 @@ class ModelCode(TapeshiftCodemod):
                 api = self.tf_api_name(receiver.func) if isinstance(receiver, cst.Call) else None
                 self._optimizer_steps.append((n, api))
 
-    def _graph_reset(self, stmt: cst.SimpleStatementLine) -> bool:
-        """``tf.reset_default_graph()``: TF1 starts a new graph, whose variables are
-        named afresh (``dense`` again); eager code has no graph, the names live on
-        in the variables made after it. Read where the rule reads code once: module
-        level, the ``__main__`` guard, a model function at its first call."""
-        if not (len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
-                and isinstance(stmt.body[0].value, cst.Call)
-                and self.tf_api_name(stmt.body[0].value.func) == "reset_default_graph"):
-            return False
-        if self._class is not None:
-            self._fail(stmt, "tf.reset_default_graph() in a method: which names the variables "
-                       "get depends on how often it runs")
-        if self._global_steps:
-            self._fail(stmt, "tf.reset_default_graph() in a file with a global step: eager "
-                       "code has one global step (get_or_create_global_step hands back the "
-                       "first graph's)")
-        self._store = VariableStore()
-        self._scope_vars = {}
-        self._slots = None
-        self._optimizer_steps = []
-        self.record_change(stmt, "tf.reset_default_graph(): the variables made after it are "
-                           "named as in a new graph")
-        return True
-
-    def _reuse_statement(self, stmt: cst.SimpleStatementLine) -> bool:
-        if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
-            return False
-        call = stmt.body[0].value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and call.func.attr.value == "reuse_variables" and not call.args):
-            return False
-        owner = call.func.value
-        if isinstance(owner, cst.Call) and self.tf_api_name(owner.func) == "get_variable_scope":
-            self._store.reuse_variables()
-            return True
-        if isinstance(owner, cst.Name) and owner.value in self._scope_vars:
-            if self._scope_vars[owner.value] is not self._store.scope:
-                self._fail(stmt, f"`{code_of(call)}` outside its own scope is not converted")
-            self._store.reuse_variables()
-            return True
-        return False
-
-    def _update_ops_binding(self, stmt: cst.SimpleStatementLine) -> bool:
-        """``update_ops = tf.get_collection(UPDATE_OPS)``, used only by the
-        ``control_dependencies`` blocks this rule dissolves."""
-        target = single_target(stmt)
-        value = stmt.body[0].value if target is not None else None
-        if not (isinstance(value, cst.Call) and self._collection_key(value) == "update"):
-            return False
-        uses = [n for n in nodes(self._module) if isinstance(n, cst.Name) and n.value == target]
-        deps = [c for c in nodes(self._module) if isinstance(c, cst.Call)
-                and self.tf_api_name(c.func) == "control_dependencies" and len(c.args) == 1
-                and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == target]
-        if len(uses) != len(deps) + 1:
-            self._fail(stmt, "the UPDATE_OPS collection used other than by "
-                       "`with tf.control_dependencies(...)` is not converted")
-        self.record_change(stmt, "UPDATE_OPS: Keras batch normalization updates its moving "
-                           "statistics at each call with training=True")
-        return True
-
-    # -- names ------------------------------------------------------------
-    def _const_str(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:
-        if isinstance(expr, cst.Name) and expr.value in self._env:
-            expr = self._env[expr.value]
-        if isinstance(expr, cst.SimpleString) and expr.prefix.lower() in ("", "r", "u"):
-            return expr.evaluated_value
-        if isinstance(expr, cst.Name) and expr.value in self._strings and (
-                self._class is None or expr.value not in self._class.local_counts) and (
-                self._function is None
-                or expr.value not in self._function.params | self._function.locals):
-            return self._strings[expr.value]
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "name" \
-                and isinstance(expr.value, cst.Name) and expr.value.value in self._scope_vars:
-            return self._scope_vars[expr.value.value].name
-        if self._class is not None and isinstance(expr, cst.Attribute) \
-                and m.matches(expr.value, m.Name("self")) \
-                and expr.attr.value in self._object_names():
-            # `tf.variable_scope(self.name)`: one name per object, fixed by its
-            # constructor's argument; the names under it are written as f-strings
-            return f"{{self.{expr.attr.value}}}"
-        return None
-
-    def _object_names(self) -> Set[str]:
-        """Attributes of the class being read that ``__init__`` binds once to one of its
-        parameters and nothing binds again (``self.name = name``)."""
-        ctx = self._class
-        if ctx is None or "__init__" not in ctx.methods:
-            return set()
-        init = ctx.methods["__init__"]
-        params = {p.name.value for p in init.params.params[1:]}
-        bound: Dict[str, int] = {}
-        names: Set[str] = set()
-        for n in nodes(ctx.node):
-            if isinstance(n, cst.AssignTarget) and m.matches(
-                    n.target, m.Attribute(value=m.Name("self"))):
-                bound[n.target.attr.value] = bound.get(n.target.attr.value, 0) + 1
-        for stmt in init.body.body:
-            if m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(
-                    targets=[m.AssignTarget(target=m.Attribute(value=m.Name("self")))],
-                    value=m.Name())])):
-                assign = stmt.body[0]
-                if assign.value.value in params:
-                    names.add(assign.targets[0].target.attr.value)
-        return {a for a in names if bound.get(a) == 1}
-
+    # -- collection keys, names of what the rule makes ---------------------
     def _collection_key(self, call: cst.Call) -> Optional[str]:
         api = self.tf_api_name(call.func)
         if api != "get_collection" or not call.args:
@@ -859,21 +489,3 @@ class ModelCode(TapeshiftCodemod):
         name = fresh_name(base, self._taken)
         self._taken.add(name)
         return name
-
-
-def _without_pairs(stmt: cst.SimpleStatementLine, small: cst.Assign, pairs) -> cst.SimpleStatementLine:
-    """``a, b, c = x, y, z`` keeping ``pairs`` of (target, value) elements."""
-    if not pairs:
-        return stmt.with_changes(body=[cst.Pass()])
-    last = len(pairs) - 1
-    if len(pairs) == 1:
-        target, value = pairs[0][0].value, pairs[0][1].value
-    else:
-        target = small.targets[0].target.with_changes(elements=[
-            t.with_changes(comma=cst.MaybeSentinel.DEFAULT) if k == last else t
-            for k, (t, _) in enumerate(pairs)])
-        value = small.value.with_changes(elements=[
-            v.with_changes(comma=cst.MaybeSentinel.DEFAULT) if k == last else v
-            for k, (_, v) in enumerate(pairs)])
-    return stmt.with_changes(body=[small.with_changes(
-        targets=[small.targets[0].with_changes(target=target)], value=value)])
