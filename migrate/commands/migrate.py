@@ -44,7 +44,7 @@ from tapeshift.migrate.checks import add_fix_argument, requested_fixes
 from tapeshift.migrate.fileio.files import DEFAULT_SUFFIXES, Shard, atomic_write, discover
 from tapeshift.migrate.engine.pipeline import MODES, MigrationResult
 from tapeshift.migrate.engine.python_syntax import parse
-from tapeshift.migrate.engine.batch import Progress, migrate_files, write_output
+from tapeshift.migrate.engine.batch import Progress, migrate_files, tree_helper_facts, write_output
 from tapeshift.migrate.engine.settings import Settings
 
 HELP = "Rewrite TF1 gradient code (tf.gradients, Session) into TF2 GradientTape form."
@@ -263,6 +263,11 @@ def run(args: argparse.Namespace) -> int:
     found = discover(args.paths, args.include, args.exclude, skip=skip,
                      suffixes=None if out_dir is not None else DEFAULT_SUFFIXES)
     errors = list(found.errors)
+    settings = Settings(mode=args.mode, options=rule_options(args), fix=args.fix, jobs=args.jobs,
+                        cache_dir=cache_dir)
+    # gradient helpers called across files: planned on every file found, before a
+    # shard is chosen (each shard plans the same)
+    tree_facts = tree_helper_facts(found.files, settings) if args.mode == "tape" else {}
     shard = None
     if args.shard is not None:  # every file, copied ones too, is in exactly one shard
         total = sum(1 for f, _ in found.files if f.suffix in DEFAULT_SUFFIXES)
@@ -291,10 +296,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             errors.append(f"{record.path}: cannot write: {exc}")
 
-    settings = Settings(mode=args.mode, options=rule_options(args), fix=args.fix, jobs=args.jobs,
-                        cache_dir=cache_dir)
     results = migrate_files([f for f, _ in migratable], settings=settings,
-                            progress=Progress(len(migratable), quiet=args.quiet), on_result=write)
+                            progress=Progress(len(migratable), quiet=args.quiet), on_result=write,
+                            tree_facts=tree_facts)
 
     if args.check:
         for r in results:

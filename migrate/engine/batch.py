@@ -34,6 +34,7 @@ not ask for quiet.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import functools
 import gc
 import importlib
@@ -55,6 +56,7 @@ from tapeshift.migrate.fileio.files import atomic_write_bytes
 from tapeshift.migrate.engine.findings import TS100, TS114, Change, Finding, Severity, make_finding
 from tapeshift.migrate.engine.python_syntax import compile_quietly
 from tapeshift.migrate.engine.settings import Settings
+from tapeshift.migrate.engine import tree_helpers
 from tapeshift.migrate.fileio.progress import Progress  # noqa: F401 (tapeshift.migrate.engine.batch.Progress, as before)
 
 T = TypeVar("T")
@@ -425,32 +427,39 @@ def _run_pool(items, indices, job, workers, on_crash, finish) -> List[int]:
         for i in indices:
             futures[executor.submit(job, items[i])] = i
         pending = set(futures)
-        broken = False
+
+        def handle(fut: cf.Future) -> bool:
+            """Deliver a finished future; False when its worker died."""
+            i = futures[fut]
+            exc = fut.exception()
+            if exc is None:
+                finish(i, fut.result())
+            elif isinstance(exc, cf.process.BrokenProcessPool):
+                return False
+            else:
+                finish(i, on_crash(items[i], exc))
+            return True
+
+        dead: List[cf.Future] = []  # jobs whose worker died
         while pending:
             ready, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
-            for fut in ready:
-                i = futures[fut]
-                exc = fut.exception()
-                if exc is None:
-                    finish(i, fut.result())
-                elif isinstance(exc, cf.process.BrokenProcessPool):
-                    broken = True
-                else:
-                    finish(i, on_crash(items[i], exc))
-            if broken:
+            dead += [fut for fut in ready if not handle(fut)]
+            if dead:
                 break
-        if broken:
+        if dead:
+            # a job that finished after the wait above returned is delivered too
+            # (else it would be neither a result nor run again); the rest run again
+            todo = [futures[f] for f in dead]
+            for f in pending:
+                if not (f.done() and not f.cancelled() and handle(f)):
+                    todo.append(futures[f])
             _stop(executor)
-            return [futures[f] for f in futures if not _finished_ok(f)]
+            return todo
         executor.shutdown(wait=True)
         return []
     except BaseException:
         _stop(executor)
         raise
-
-
-def _finished_ok(fut: cf.Future) -> bool:
-    return fut.done() and not fut.cancelled() and fut.exception() is None
 
 
 # --------------------------------------------------------------------------
@@ -508,7 +517,8 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
                   progress: Optional[Progress] = None, check_idempotent: bool = False,
                   on_result: Optional[Callable[[int, FileRecord], None]] = None,
                   fix: Sequence[str] = (), rule_options: Sequence[str] = (),
-                  settings: Optional[Settings] = None) -> List[FileRecord]:
+                  settings: Optional[Settings] = None,
+                  tree_facts: Optional[Dict[str, tuple]] = None) -> List[FileRecord]:
     """:func:`process_file` for each path, in input order, using ``cache`` when given.
 
     ``fix`` and ``rule_options`` go to :func:`tapeshift.migrate.engine.pipeline.migrate_source`
@@ -518,7 +528,9 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
 
     Files are read here (once); cache hits are answered here; only misses go
     to the workers. ``on_result(index, record)`` as in :func:`run_tree`
-    (called for cache hits too).
+    (called for cache hits too). ``tree_facts``: path -> that file's facts about
+    gradient helpers across the tree (:func:`tree_helper_facts`), which join its
+    settings and its cache key.
     """
     if settings is None:
         settings = Settings(mode=mode, options=rule_options, fix=fix, jobs=jobs,
@@ -546,7 +558,9 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
             if progress is not None:
                 progress.advance()
             continue
-        key = cache_key(data, _kind_of(name), mode, options) if cache is not None else None
+        facts = (tree_facts or {}).get(name, ())
+        key = cache_key(data, _kind_of(name), mode, {**options, "tree_helpers": facts} if facts
+                        else options) if cache is not None else None
         if cache is not None:
             value = cache.get(key)
             if value is not None:
@@ -569,7 +583,8 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
 
     # biggest files first: the codemod's time grows with file size
     order = sorted(range(len(work)), key=lambda k: -len(work[k][1]))
-    run_tree([(names[i], data) for i, data, _ in work], job, jobs=settings.jobs,
+    run_tree([(names[i], data, (tree_facts or {}).get(names[i], ())) for i, data, _ in work],
+             job, jobs=settings.jobs,
              on_crash=lambda item, exc: crash_record(item[0], exc), progress=progress,
              on_result=arrived, order=order)
     if progress is not None:
@@ -577,5 +592,40 @@ def migrate_files(paths: Sequence[os.PathLike | str], mode: str = "tape", *,
     return [r for r in records if r is not None]
 
 
-def _job(item: Tuple[str, bytes], settings: Settings) -> FileRecord:
-    return process_file(item[0], data=item[1], settings=settings)
+def _job(item: Tuple[str, bytes, tuple], settings: Settings) -> FileRecord:
+    path, data, facts = item
+    if facts:
+        settings = dataclasses.replace(settings, tree_helpers=facts)
+    return process_file(path, data=data, settings=settings)
+
+
+def tree_helper_facts(files: Sequence[Tuple[Path, Path]], settings: Settings) -> Dict[str, tuple]:
+    """The facts about gradient helpers shared across files
+    (:mod:`tapeshift.migrate.engine.tree_helpers`) for the files found, ``(file,
+    path relative to the folder it was found under)``: planned per folder, over
+    all its ``.py`` files (a shard's files too: each shard plans the same)."""
+    by_root: Dict[Path, Dict[str, str]] = {}
+    for f, rel in files:
+        if f.suffix != ".py":
+            continue
+        root = Path(f)
+        for _ in Path(rel).parts:
+            root = root.parent
+        try:
+            text, _ = decode_source(Path(f).read_bytes(), str(f))
+        except (OSError, SourceDecodeError):
+            continue  # reported when the file itself is migrated
+        by_root.setdefault(root, {})[str(f)] = text
+
+    from tapeshift.migrate.engine.pipeline import migrate_source  # (as _migrate_python does)
+
+    def migrate(path: str, source: str, facts: tuple) -> Optional[str]:
+        with _collect_after():
+            r = migrate_source(source, path, settings=dataclasses.replace(settings,
+                                                                          tree_helpers=facts))
+        return r.output if r.mode == "tape" else None
+
+    out: Dict[str, tuple] = {}
+    for root, texts in by_root.items():
+        out.update(tree_helpers.plan(texts, root, migrate))
+    return out

@@ -41,6 +41,7 @@ from tapeshift.migrate.engine.rule import (
 )
 from tapeshift.migrate.engine.settings import MODES, Settings
 from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches, printed_start_positions, qualified_names
+from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
 from tapeshift.migrate.engine.toolkit.walk import nodes, remembering
 from tapeshift.migrate.engine import registry
@@ -143,7 +144,8 @@ class _Runner:
     """Runs rules on trees for one file, remembering what each run gave.
 
     A rule is not run on a file that spells none of the names it acts on
-    (:func:`tapeshift.migrate.engine.screen.may_act`). A rule given a tree it already
+    (:func:`tapeshift.migrate.engine.screen.may_act`), unless the shared facts hold
+    one it declares in ``SCREEN_FACTS`` (the tree's facts about gradient helpers). A rule given a tree it already
     transformed, with ``shared`` facts equal to those of that run, would do
     exactly what it did then (rules are functions of the tree, the path and the
     shared facts), so that result is returned and the shared facts are left as
@@ -161,7 +163,8 @@ class _Runner:
         ``tree`` itself when the rule left the code as it was."""
         if not active():  # reference mode: as LibCST runs a codemod on its own
             return self._alone(rule, tree, shared)
-        if not may_act(rule, tree.names) or not may_act_on_code(rule, tree.code):
+        if not (may_act(rule, tree.names) and may_act_on_code(rule, tree.code)
+                or shared and not shared.keys().isdisjoint(getattr(rule, "SCREEN_FACTS", ()))):
             return tree, [], []  # the file spells nothing the rule acts on
         before = _snapshot(shared)
         key = (rule, id(tree))
@@ -332,13 +335,13 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
         raise ValueError(problem)
     try:
         with settings.applied(), remembering():  # what walks learn, kept for the file
-            return _migrate_checked(source, path, mode, fix, options)
+            return _migrate_checked(source, path, mode, fix, options, settings.tree_helpers)
     finally:
         clear_tree_caches()  # the file's trees are done with
 
 
 def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
-                     options: Sequence[str]) -> MigrationResult:
+                     options: Sequence[str], tree_helpers: tuple = ()) -> MigrationResult:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -356,9 +359,9 @@ def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
     fixed = {id(f) for f in checked.fixed}
     notes = tuple(_with_outcome(f, id(f) in fixed) for f in checked.findings)
     if checked.changed:
-        result = _migrate(checked.output, path, mode, options)
+        result = _migrate(checked.output, path, mode, options, tree_helpers=tree_helpers)
     else:
-        result = _migrate(source, path, mode, options, tree)
+        result = _migrate(source, path, mode, options, tree, tree_helpers)
     fix_changes = tuple(
         Change(rule=f.code, path=f.path, line=f.line, column=f.column,
                description=f"{f.info.name} fixed ({f.info.summary}): numbers change, on purpose")
@@ -417,8 +420,9 @@ def _not_python3(source: str, path: str) -> Optional[MigrationResult]:
 
 
 def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
-             tree: Optional[_Tree] = None) -> MigrationResult:
-    """``tree``: ``source`` already parsed (else it is parsed here)."""
+             tree: Optional[_Tree] = None, tree_helpers: tuple = ()) -> MigrationResult:
+    """``tree``: ``source`` already parsed (else it is parsed here); ``tree_helpers``:
+    the tree's facts about this file's gradient helpers (engine/tree_helpers.py)."""
     if tree is None:
         try:
             tree = _Tree(cst.parse_module(source), source, parsed=True)
@@ -436,6 +440,8 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
     findings: List[Finding] = []
     changes: List[Change] = []
     shared: dict = {option: True for option in options}
+    if tree_helpers:
+        shared[TREE_HELPERS] = tree_helpers
     if not tree.names.isdisjoint(OTHER_DEFAULTS) and _written_for_tf1(tree):
         shared[TF1_SOURCE] = True
     try:

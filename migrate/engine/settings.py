@@ -74,6 +74,9 @@ class Settings:
     check_idempotent: bool = False
     #: reference mode (see the module's docstring); by default as the process has it
     reference: bool = field(default_factory=reference)
+    #: the tree's facts about one file's gradient helpers (engine/tree_helpers.py):
+    #: set per file by the batch runner, empty for a file on its own
+    tree_helpers: Tuple[tuple, ...] = ()
 
     def __post_init__(self) -> None:
         # lists from argparse and callers become tuples: the value is hashable and

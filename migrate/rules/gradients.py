@@ -30,8 +30,9 @@ from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
 from tapeshift.migrate.engine.toolkit.gradient_helpers import (
-    TAPE_PARAM, GradientHelper, gradient_helpers,
+    TAPE_PARAM, GradientHelper, gradient_helpers, imported_helper,
 )
 from tapeshift.migrate.engine.toolkit.walk import children, nodes
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
@@ -221,8 +222,10 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
     PHASE = "tape"
     ORDER = 20
     CODES = (TS102, TS103, TS104, TS105, TS110, TS111)
-    #: nothing without a TensorFlow gradients(...) call
+    #: nothing without a TensorFlow gradients(...) call, or a call of a helper of
+    #: another file of the tree (which the tree's facts name)
     SCREEN_NAMES = frozenset({"gradients"})
+    SCREEN_FACTS = frozenset({TREE_HELPERS})
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -233,6 +236,7 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
         self._alias = "tf"
         self._variable_owners: Set[str] = set()  # names whose .trainable_variables are sources
         self._helpers: Dict[str, GradientHelper] = {}
+        self._imported: Dict[str, GradientHelper] = {}  # ref -> a helper of another file
         self._helper_defs: Dict[cst.FunctionDef, GradientHelper] = {}
         self._loop_bodies: Set[cst.CSTNode] = set()  # blocks that are a loop's body
         self._planned_tapes: Set[str] = set()
@@ -250,9 +254,15 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
 
         # helpers that differentiate what their caller built: the caller's tape
         # records it, the helper takes the tape (toolkit/gradient_helpers.py)
-        helpers = gradient_helpers(node, lambda c: self.tf_api_name(c.func) == "gradients")
+        # (in a tree, helpers of this file other files call, and helpers of other
+        # files this one calls: engine/tree_helpers.py)
+        facts = self.shared.get(TREE_HELPERS, ())
+        helpers = gradient_helpers(node, lambda c: self.tf_api_name(c.func) == "gradients",
+                                   exported={ref for kind, ref, _, _ in facts if kind == "def"})
         inner = {h.call: h for h in helpers.values()}
         self._helpers = helpers
+        self._imported = {ref: imported_helper(ys, xs) for kind, ref, ys, xs in facts
+                          if kind == "call"}
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
             if isinstance(n, cst.Call):
@@ -260,7 +270,7 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                 if n in inner:
                     self._call_mode[n] = (TAPE_PARAM, "bare")
                     self._helper_defs[inner[n].fn] = inner[n]
-                elif isinstance(n.func, cst.Name) and n.func.value in helpers:
+                elif self._helper_of(n) is not None:
                     found.append((n, list(stack)))
                 elif name == "gradients":
                     found.append((n, list(stack)))
@@ -289,8 +299,9 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
         for call, stack in found:
             located = self._locate(call, stack, cf_funcs)
             if located is None:
-                if isinstance(call.func, cst.Name) and call.func.value in helpers:
-                    broken.add(call.func.value)
+                helper = self._helper_of(call)
+                if helper is not None and helper.fn is not None:
+                    broken.add(helper.fn.name.value)
                 continue
             block, index, enclosing = located
             if id(block) in owners and id(block) not in scoped:
@@ -299,8 +310,7 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                     fn, kinds, elements, tensors=fn.name.value in while_bodies - cf_funcs)
             gc = _GradCall(call=call, parent=stack[-1],
                            grand=stack[-2] if len(stack) > 1 else None, stmt_index=index,
-                           helper=helpers.get(call.func.value)
-                           if isinstance(call.func, cst.Name) else None, enclosing=enclosing)
+                           helper=self._helper_of(call), enclosing=enclosing)
             by_block.setdefault(block, []).append(gc)
             if not self._parse(gc, *scoped.get(id(block), (kinds, elements))):
                 failed.add(block)
@@ -322,7 +332,8 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                     taken = taken | set(plan.tapes)
                     self._planned_tapes |= set(plan.tapes)
             else:
-                broken |= {gc.helper.fn.name.value for gc in calls if gc.helper is not None}
+                broken |= {gc.helper.fn.name.value for gc in calls
+                           if gc.helper is not None and gc.helper.fn is not None}
         for name in broken:  # its body stays TF1's: no caller passes a tape
             del self._call_mode[helpers[name].call]
             self._helper_defs.pop(helpers[name].fn, None)
@@ -391,9 +402,19 @@ class GradientsToTape(TapePlans, KindMixin, TapeshiftCodemod):
                     stmt, j = owner, j - 2
         return None
 
+    def _helper_of(self, call: cst.Call) -> Optional[GradientHelper]:
+        """The gradient helper ``call`` calls: a function of this file by its name, or
+        one of another file of the tree by the name this file imports it as."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return self._helpers.get(func.value) or self._imported.get(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._imported:
+            return self._imported.get(f"{func.value.value}.{func.attr.value}")
+        return None
+
     def _computes_target(self, call: cst.Call, body: cst.BaseSuite) -> bool:
         """Whether the loop body ``body`` binds a name the targets of ``call`` read."""
-        helper = self._helpers.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        helper = self._helper_of(call)
         if helper is not None:
             ys = helper.operand(call, "ys")
         else:

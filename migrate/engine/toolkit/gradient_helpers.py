@@ -23,12 +23,19 @@ the helper's name in the module is then a call that passes both (by position
 or keyword). Anything else (a second ``tf.gradients``, a helper passed as a
 value, ``xs`` not known to be a list at a call) leaves it to the gradients rule,
 which reports what it cannot convert.
+
+In a tree, a helper defined in one file is often called from others
+(``from utils import flat_grad``). The tree's plan
+(:mod:`tapeshift.migrate.engine.tree_helpers`) tells each file which of its
+functions other files call as helpers (``exported``: converted even with no
+call in their own file) and which imported names are helpers defined elsewhere
+(:func:`imported_helper`: their calls pass the caller's tape).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Collection, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -41,9 +48,10 @@ TAPE_PARAM = "tape"
 
 @dataclass
 class GradientHelper:
-    fn: cst.FunctionDef
-    #: its ``tf.gradients`` call
-    call: cst.Call
+    #: the function, or None for a helper another file of the tree defines
+    fn: Optional[cst.FunctionDef]
+    #: its ``tf.gradients`` call (None with ``fn``)
+    call: Optional[cst.Call]
     #: the parameters passed as ``ys`` and ``xs``: (name, position)
     ys: tuple
     xs: tuple
@@ -60,9 +68,15 @@ class GradientHelper:
         return None
 
 
-def gradient_helpers(module: cst.Module,
-                     is_gradients: Callable[[cst.Call], bool]) -> Dict[str, GradientHelper]:
-    """The module-level functions of ``module`` that are gradient helpers, by name."""
+def imported_helper(ys: Tuple[str, int], xs: Tuple[str, int]) -> GradientHelper:
+    """A helper another file of the tree defines, known by its operands."""
+    return GradientHelper(None, None, tuple(ys), tuple(xs))
+
+
+def gradient_helpers(module: cst.Module, is_gradients: Callable[[cst.Call], bool],
+                     exported: Collection[str] = ()) -> Dict[str, GradientHelper]:
+    """The module-level functions of ``module`` that are gradient helpers, by name
+    (those named in ``exported``, which other files call, even with no call here)."""
     found: Dict[str, GradientHelper] = {}
     for fn in module.body:
         if not isinstance(fn, cst.FunctionDef):
@@ -85,7 +99,8 @@ def gradient_helpers(module: cst.Module,
                 calls_ok[n.func.value] = calls_ok.get(n.func.value, 0) + 1
     # (the def's own name is one use)
     return {name: h for name, h in found.items()
-            if calls_ok.get(name, 0) and uses.get(name, 0) == calls_ok[name] + 1}
+            if (calls_ok.get(name, 0) or name in exported)
+            and uses.get(name, 0) == calls_ok.get(name, 0) + 1}
 
 
 def _param_names(fn: cst.FunctionDef) -> List[str]:
