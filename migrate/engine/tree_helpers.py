@@ -31,6 +31,8 @@ worker processes and into the cache key.
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -46,6 +48,10 @@ from tapeshift.migrate.engine.toolkit.walk import nodes
 #: the key of the facts in a migration's shared scratch (see the module's docstring)
 TREE_HELPERS = "tree_helpers"
 
+#: what a helper's call looks like, ``gradients(f, params)``: parsing is for files
+#: that have one (a tree's files mostly spell ``gradients`` otherwise)
+_NAMED_OPERANDS = re.compile(r"\bgradients\(\s*\w+\s*,\s*\w+\s*[,)]")
+
 Fact = Tuple[str, str, Tuple[str, int], Tuple[str, int]]
 #: (module, function) of a helper
 HelperKey = Tuple[str, str]
@@ -56,7 +62,8 @@ Migrate = Callable[[str, str, Tuple[Fact, ...]], Optional[str]]
 def exported_helpers(source: str) -> Dict[str, Tuple[Tuple[str, int], Tuple[str, int]]]:
     """The module functions of ``source`` that are gradient helpers whether or not
     the file calls them: name -> (ys, xs)."""
-    if "gradients" not in source:
+    if "gradients" not in source or not _NAMED_OPERANDS.search(source) \
+            or not _may_define_helpers(source):
         return {}
     try:
         module = cst.parse_module(source)
@@ -73,6 +80,26 @@ def exported_helpers(source: str) -> Dict[str, Tuple[Tuple[str, int], Tuple[str,
     names = [fn.name.value for fn in module.body if isinstance(fn, cst.FunctionDef)]
     return {name: (h.ys, h.xs) for name, h in
             gradient_helpers(module, is_gradients, exported=names).items()}
+
+
+def _may_define_helpers(source: str) -> bool:
+    """A quick look with Python's own parser (many times LibCST's speed): a module
+    function whose ``gradients(a, b)`` takes two of its parameters."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True  # LibCST decides
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and len(node.args) >= 2 and (
+                    getattr(node.func, "attr", None) == "gradients"
+                    or getattr(node.func, "id", None) == "gradients") \
+                    and all(isinstance(a, ast.Name) and a.id in params for a in node.args[:2]):
+                return True
+    return False
 
 
 def module_name(path: Path, root: Path) -> str:
