@@ -51,6 +51,7 @@ def _env(**extra):
 def test_two_logical_cpus_mirrored_equals_graph_in_a_process_of_their_own():
     command = [sys.executable, "-m", "pytest", str(HERE / "cases_two_devices.py"), "-v",
                "-o", "python_files=cases_*.py", "--tf-logical-cpus", "2", "-p", "no:cacheprovider",
+               "-n", "0",  # in this process: the cases share its two logical CPUs
                "--rootdir", str(ROOT)]
     try:
         run = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True,
