@@ -114,8 +114,8 @@ def imported_helpers(source: str, path: Path, root: Path,
                      find: Callable[[str, Path], Optional[str]]) -> Dict[str, Tuple[str, str]]:
     """The names ``source`` calls functions of the tree's modules by: ref ->
     (module, function) for ``from m import f [as g]`` (ref ``g``) and
-    ``import m [as n]`` (ref ``n.f`` for each function ``f`` of ``m``: the
-    caller filters). ``find(dotted, folder)`` is the module of the tree that an
+    ``import m [as n]`` (ref ``n.*``: ``n.f`` for each function ``f`` of ``m``) and
+    ``from m import *`` (ref ``*:m``: each function by its name); the caller filters. ``find(dotted, folder)`` is the module of the tree that an
     import of ``dotted`` from ``folder`` reaches, or None."""
     try:
         module = cst.parse_module(source)
@@ -138,6 +138,11 @@ def imported_helpers(source: str, path: Path, root: Path,
             refs[f"{alias}.*"] = (found, "*")
     for dotted, objs in visitor.object_mapping.items():
         for obj in objs:
+            if obj == "*":  # from m import *: each function of m by its own name
+                found = find(dotted, folder)
+                if found is not None:
+                    refs[f"*:{found}"] = (found, "*")
+                continue
             sub = find(f"{dotted}.{obj}" if dotted else obj, folder)  # from pkg import mod
             if sub is not None:
                 refs[f"{obj}.*"] = (sub, "*")
@@ -202,8 +207,8 @@ def plan(files: Dict[str, str], root: Path, migrate: Migrate) -> Dict[str, Tuple
         for ref, (mod, obj) in refs.items():
             if obj == "*":
                 for (hm, name) in helpers:
-                    if hm == mod:
-                        mine[f"{ref[:-2]}.{name}"] = (hm, name)
+                    if hm == mod:  # `import m as n`: n.name; `from m import *`: name
+                        mine[name if ref.startswith("*:") else f"{ref[:-2]}.{name}"] = (hm, name)
             elif (mod, obj) in helpers:
                 mine[ref] = (mod, obj)
         if mine:

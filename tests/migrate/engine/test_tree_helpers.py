@@ -82,6 +82,7 @@ def test_a_module_function_whose_gradient_takes_two_parameters_is_a_helper():
     ("from utils import flat_grad as fg", "fg"),
     ("import utils", "utils.flat_grad"),
     ("import utils as U", "U.flat_grad"),
+    ("from utils import *", "flat_grad"),
 ])
 def test_each_import_form_reaches_the_helper(tmp_path, import_line, call):
     _write(tmp_path, {"utils.py": UTILS, "train.py": _train(import_line, call)})
