@@ -47,7 +47,7 @@ from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
-from tapeshift.migrate.rules.session import TS107
+from tapeshift.migrate.rules.session import TS107, TS108, moving_average_applies
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
@@ -150,6 +150,9 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         walk(module, [])
         if not sessions or not fed:
             return  # nothing fed or trained: the session rule's business
+        for call in moving_average_applies(module, self.tf_api_name):
+            self._bail(TS108.code, call, "ExponentialMovingAverage.apply builds the averages' "
+                       "update op, run at each sess.run that fetches it: not converted yet")
         self._seeded = seeded
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
         self._alias = tf_module_alias(module)

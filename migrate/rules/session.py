@@ -28,7 +28,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, untouched
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, untouched
 from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 
@@ -175,6 +175,19 @@ STATEFUL_METHODS = frozenset({
     "assign_sub", "scatter_update", "load", "fit", "fit_generator", "train_on_batch",
     "get_next", "make_one_shot_iterator", "make_initializable_iterator",
 })
+def moving_average_applies(module: cst.Module, api_name) -> List[cst.Call]:
+    """``ema.apply(var_list)`` calls of ``ema = tf.train.ExponentialMovingAverage(...)``:
+    the update op of the averages, which runs when a sess.run fetches it (the first
+    eager call makes the averages; converting the op is not done yet)."""
+    emas = {t.target.value for n in nodes(module) if isinstance(n, cst.Assign)
+            and isinstance(n.value, cst.Call)
+            and api_name(n.value.func) == "train.ExponentialMovingAverage"
+            for t in n.targets if isinstance(t.target, cst.Name)}
+    return [n for n in nodes(module) if emas and isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute) and n.func.attr.value == "apply"
+            and isinstance(n.func.value, cst.Name) and n.func.value.value in emas]
+
+
 RANDOM = frozenset({
     "random_normal", "random_uniform", "truncated_normal", "random_shuffle", "random_crop",
     "multinomial", "random_gamma", "random_poisson", "random.normal", "random.uniform",
@@ -308,6 +321,10 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
             stack.pop()
 
         walk(node, [])
+        stateful += [(call, "ExponentialMovingAverage.apply builds the averages' update op, "
+                      "which TF1 runs at each sess.run that fetches it; eager code would run "
+                      "it once, when the line runs") for call in moving_average_applies(
+                          node, self.tf_api_name)]
         # without a session nothing runs the graph again: a state change in
         # eager code happens where it is written (a TF2 training loop), except
         # where TF1 alone gives it meaning (a tensor loss for minimize)
