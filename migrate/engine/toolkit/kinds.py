@@ -108,9 +108,12 @@ class KindMixin:
                 if ek == "variable" and isinstance(value, (cst.List, cst.Tuple)) and any(
                         self.expr_kind(e.value, kinds) != "variable" for e in value.elements):
                     ek = "unknown"
+                looped = isinstance(value, cst.Call) and self.tf_api_name(value.func) == \
+                    "while_loop" and _single_loop_vars(value) == len(target.elements)
                 for el in target.elements:
                     if isinstance(el.value, cst.Name):
-                        kinds[el.value.value] = "tensor" if vk == "list" else (
+                        # (tf.while_loop gives its loop variables back as tensors, eager too)
+                        kinds[el.value.value] = "tensor" if vk == "list" or looped else (
                             "variable" if ek == "variable" else "unknown")
         return kinds, elements
 
@@ -141,3 +144,16 @@ def _listed(value: cst.BaseExpression):
         else:
             return None
     return out
+
+
+def _single_loop_vars(call: cst.Call) -> int:
+    """``tf.while_loop(cond, body, [v1, v2])``: how many loop variables, when each is a
+    single value (not a list, tuple or dict); else -1."""
+    loop_vars = next((a.value for k, a in enumerate(call.args)
+                      if (a.keyword is None and k == 2 and not a.star)
+                      or (a.keyword is not None and a.keyword.value == "loop_vars")), None)
+    if isinstance(loop_vars, (cst.List, cst.Tuple)) and all(
+            isinstance(e, cst.Element) and not isinstance(e.value, (cst.List, cst.Tuple, cst.Dict))
+            for e in loop_vars.elements):
+        return len(loop_vars.elements)
+    return -1
