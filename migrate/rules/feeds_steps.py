@@ -1,9 +1,12 @@
-"""The feeds rule's step functions: one function of the fed values per distinct set of fetches."""
+"""The feeds rule's step functions: one function of the fed values per distinct set of fetches.
+
+The runs they are made from and the rewrite of each run into a call of its function are
+feeds_runs.py (imported here, and from here, as before).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 import libcst.matchers as m
@@ -13,44 +16,9 @@ from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
-
-
-#: feed_dict=dict(zip(KEYS, VALUES))
-DICT_OF_ZIP = m.Call(func=m.Name("dict"), args=[m.Arg(m.Call(
-    func=m.Name("zip"), args=[m.Arg(keyword=None, star=""), m.Arg(keyword=None, star="")]),
-    keyword=None, star="")])
-
-
-class Bail(Exception):
-    """The file cannot be converted; the reason was reported."""
-
-
-@dataclass
-class Run:
-    """One ``sess.run`` (or ``.eval`` / ``.run``) in the session region."""
-    call: cst.Call
-    fetch: cst.BaseExpression
-    feeds: List[Tuple[str, cst.BaseExpression]]
-    names: List[str]
-    feed_name: Optional[str] = None  # feed_dict=<name> of a dict the rule rewrites
-    #: {**<feed_name>, x: a}: the feeds given beside the named dict
-    extra: List[Tuple[str, cst.BaseExpression]] = field(default_factory=list)
-    optional: List[str] = field(default_factory=list)  # fed by some bindings of it only
-    #: feed_dict=dict(zip(KEYS, VALUES)): VALUES, passed as ``run_f(*VALUES)`` to a
-    #: function whose parameters are KEYS in their order (``feeds`` holds KEYS)
-    positional: Optional[cst.BaseExpression] = None
-    function: str = ""
-
-
-@dataclass
-class Step:
-    name: str
-    fetch: cst.BaseExpression
-    names: List[str]
-    statements: List[int] = field(default_factory=list)
-    params: List[str] = field(default_factory=list)
-    used: Set[str] = field(default_factory=set)  # params the statements read
-    required: Set[str] = field(default_factory=set)
+# the run records and their rewrite; Bail and the others are imported from here by the feeds rules
+from tapeshift.migrate.rules.feeds_runs import (DICT_OF_ZIP, Bail, Run, RunReplacer, Step,  # noqa: F401
+                                                described_feeds)
 
 
 #: Python literal -> the dtype TensorFlow gives it.
@@ -445,60 +413,6 @@ class StepFunctions:
         return cst.parse_expression(f"{tf}.nest.map_structure(lambda t: t.numpy(), {n})")
 
 
-class RunReplacer(cst.CSTTransformer):
-    """``sess.run(fetches, feed_dict=...)`` -> ``run_<fetches>(x=...)``; ``param``
-    names a placeholder's parameter, ``owner`` the object the functions are
-    methods of (the class rule: ``self``)."""
-
-    def __init__(self, runs: Dict[cst.Call, Run], wrap: Optional[str],
-                 feed_dicts: Sequence[cst.Dict] = (), param=lambda ref: ref,
-                 owner: Optional[str] = None, drop: Sequence[cst.Assign] = ()) -> None:
-        super().__init__()
-        self._drop = set(drop)  # `keys = [x, y]` read only by dict(zip(keys, ...)) feeds
-        self._runs = runs
-        self._wrap = wrap
-        self._feed_dicts = set(feed_dicts)
-        self._param = param
-        self._owner = owner
-
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
-                                  updated_node: cst.SimpleStatementLine):
-        if len(original_node.body) == 1 and original_node.body[0] in self._drop:
-            return cst.RemoveFromParent()
-        return updated_node
-
-    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict):
-        if original_node not in self._feed_dicts:
-            return updated_node
-        # {x: a} -> {"x": a}: the keys name the step functions' parameters
-        return updated_node.with_changes(elements=[
-            el.with_changes(key=cst.SimpleString(f'"{self._param(code_of(el.key))}"'))
-            for el in updated_node.elements])
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
-        run = self._runs.get(original_node)
-        if run is None:
-            return updated_node
-        if run.positional is not None:
-            return self._call(run, [cst.Arg(run.positional, star="*")])
-        given = run.extra if run.feed_name is not None else run.feeds
-        args = [cst.Arg(value, keyword=cst.Name(self._param(name)),
-                        equal=cst.AssignEqual(cst.SimpleWhitespace(""),
-                                              cst.SimpleWhitespace("")))
-                for name, value in given]
-        if run.feed_name is not None:
-            args.insert(0, cst.Arg(cst.Name(run.feed_name), star="**"))
-        return self._call(run, args)
-
-    def _call(self, run: Run, args: List[cst.Arg]) -> cst.BaseExpression:
-        func = cst.Name(run.function) if self._owner is None else cst.Attribute(
-            cst.Name(self._owner), cst.Name(run.function))
-        call = cst.Call(func=func, args=args)
-        if self._wrap:
-            return cst.Call(func=cst.Name(self._wrap), args=[cst.Arg(call)])
-        return call
-
-
 def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
     for k, arg in enumerate(call.args):
         if arg.keyword is not None and arg.keyword.value == keyword:
@@ -530,14 +444,6 @@ def _fed_false(run: Run, placeholder: str) -> bool:
     return any(name == placeholder and value is not None and _is_false(value)
                for name, value in run.feeds)
 
-
-def described_feeds(run: Run, param=lambda ref: ref) -> str:
-    """The arguments of the call a run becomes, for the change record."""
-    if run.positional is not None:
-        return f"*{code_of(run.positional)}"
-    if run.feed_name:
-        return ", ".join([f"**{run.feed_name}", *(f"{param(n)}=..." for n, _ in run.extra)])
-    return ", ".join(f"{param(n)}=..." for n, _ in run.feeds)
 
 
 def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
