@@ -39,6 +39,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 import libcst.matchers as m
 
+from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
@@ -47,7 +48,7 @@ from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
-from tapeshift.migrate.rules.session import TS107, TS108, moving_average_applies
+from tapeshift.migrate.rules.session import MOVING_AVERAGES, TS107, moving_average_applies
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
@@ -61,6 +62,27 @@ TF_FUNCTION = "tf_function"
 _is_call = instance_test(cst.Call)
 
 
+TS132 = CodeInfo(
+    code="TS132",
+    name="unordered-updates",
+    severity=Severity.INFO,
+    summary="TF1 ran these update ops at the same time; the migrated step runs them in order",
+    what="Notes `with tf.control_dependencies([train_step, averages_op]): train_op = "
+         "tf.no_op()` (or `tf.group(...)`) over two or more ops that change variables, none "
+         "of which waits for another. The file is converted.",
+    why="TF1 starts such ops together, in no fixed order: one may read a variable before "
+        "or after another updates it (a moving average of the weights before or after the "
+        "optimizer's step), and two runs of the legacy program can differ. The step "
+        "function runs them in the order they are written, which is one of TF1's "
+        "possible outcomes; `tapeshift verify --legacy-runs 3` shows the legacy spread.",
+    example="with tf.control_dependencies([train_step, averages_op]):\n"
+            "    train_op = tf.no_op(name=\"train\")",
+    use_instead="Say the order TF1 should have had: `with tf.control_dependencies([train_step]):"
+                " averages_op = ema.apply(var_list)`, which the migrated step then keeps.",
+    fix_safety="The step runs the updates one after the other, in the order written.",
+)
+
+
 @register_rule
 class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMixin,
                        TapeshiftCodemod):
@@ -71,6 +93,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
     ORDER = 30
     #: nothing without a TensorFlow Session
     SCREEN_NAMES = SESSIONS
+    CODES = (TS132,)
     OPTION = RuleOption(TF_FUNCTION, "--tf-function",
                         "make each step function the feeds rule writes for a "
                         "sess.run a tf.function (default: plain eager functions)")
@@ -87,6 +110,8 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
         self._new_bodies: List[Tuple[cst.CSTNode, List[cst.CSTNode]]] = []
         #: statements opening sessions left to the session rule (one block's unfed ones)
         self._other_sessions: Set[int] = set()
+        self._ema_calls: Set[cst.Call] = set()  # ema.apply(...) of a moving average
+        self._ema_converted: Set[str] = set()  # the moving averages those calls apply
 
     def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
         """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
@@ -148,11 +173,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
             stack.pop()
 
         walk(module, [])
-        if not sessions or not fed:
+        # ema.apply(var_list): an update op of the averages, run when fetched, as a train op
+        self._ema_calls = set(moving_average_applies(module, self.tf_api_name))
+        if not sessions or not (fed or self._ema_calls):
             return  # nothing fed or trained: the session rule's business
-        for call in moving_average_applies(module, self.tf_api_name):
-            self._bail(TS108.code, call, "ExponentialMovingAverage.apply builds the averages' "
-                       "update op, run at each sess.run that fetches it: not converted yet")
         self._seeded = seeded
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
         self._alias = tf_module_alias(module)
@@ -185,6 +209,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
             converted.append((block, self._analyse_block(module, block, index, taken)))
             self._wrapped |= {id(self._builders[t]) for t in self._templates}
         self._new_bodies = converted
+        # the moving averages whose apply ops the step functions run (the session rule
+        # leaves their calls alone)
+        if self._ema_converted:
+            self.shared.setdefault(MOVING_AVERAGES, set()).update(self._ema_converted)
         if self._slim_only_in_templates(module) and not spells(self.context, module, "batch_norm"):
             # (tf-slim 1.1.0's batch_norm fails on TF >= 2.16 in any mode: TS118 says how)
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies

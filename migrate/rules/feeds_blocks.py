@@ -85,6 +85,31 @@ class GraphBlocks:
                 self._graph_statement(j, body[j])  # made again with what fills it
             tainted.add(name)
         self._graph_statement(i, node)
+        if isinstance(node, cst.With) and _grouping(node, self.tf_api_name):
+            # with tf.control_dependencies([train_step, averages_op]): train_op = tf.no_op():
+            # an op that runs what it depends on, fetched as None
+            self._train.add(i)
+            self._groupings.add(i)
+            self._note_unordered(node, node.items[0].item, i)
+
+    def _note_unordered(self, node: cst.CSTNode, grouped: cst.CSTNode, i: int) -> None:
+        """TS132 when ``grouped`` (a group's or control_dependencies' ops) holds two
+        updates (train ops, assign ops, moving averages) neither of which waits for the
+        other: TF1 runs them at the same time."""
+        defs = {}
+        for name in sorted(names_of(grouped, self.BASE)[0]):
+            made = [j for j in self._train if j < i and name in self._stmts[j].writes]
+            if made:
+                defs[name] = max(made)
+        unordered = [(a, b) for a in defs for b in defs if a < b
+                     and a not in self._stmts[defs[b]].reads
+                     and b not in self._stmts[defs[a]].reads]
+        if unordered:
+            a, b = unordered[0]
+            self.report("TS132", node, f"TF1 runs `{a}` and `{b}` at the same time, in no fixed "
+                        "order; the step function runs them in the order they are written "
+                        "(tapeshift verify --legacy-runs 3 shows whether the legacy runs differ)",
+                        changes_numbers=True)
 
     def _scope_items_only(self, node: cst.With) -> bool:
         """A ``with`` of contexts that mean the same in eager code (device placement,
@@ -159,3 +184,16 @@ def _mutated_lists(node: cst.CSTNode) -> Set[str]:
                 and isinstance(n.target.value, cst.Name):
             out.add(n.target.value.value)
     return out
+
+
+def _grouping(node: cst.With, api_name) -> bool:
+    """``with tf.control_dependencies([...]): name = tf.no_op(...)`` (or ``tf.group``):
+    the statement only makes an op that runs its dependencies."""
+    body = node.body.body
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) \
+            or len(body[0].body) != 1 or not isinstance(body[0].body[0], cst.Assign):
+        return False
+    value = body[0].body[0].value
+    return isinstance(value, cst.Call) and api_name(value.func) in ("no_op", "group") and all(
+        isinstance(item.item, cst.Call) and api_name(item.item.func) == "control_dependencies"
+        for item in node.items)

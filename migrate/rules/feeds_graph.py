@@ -92,6 +92,8 @@ class FedGraph:
         self._var_names: Set[str] = set()
         self._graph: Set[int] = set()
         self._train: Set[int] = set()  # statements whose value is a train op
+        self._moving_averages: Set[int] = set()  # ema.apply(...): made where written too
+        self._groupings: Set[int] = set()  # with tf.control_dependencies(...): op = tf.no_op()
         self._assigns: Set[int] = set()  # `u = W.assign(...)`: run last, value W's new value
         self._assign_lists: Set[int] = set()  # `u = [t.assign(e) for t, e in ...]`
         self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
@@ -178,6 +180,10 @@ class FedGraph:
             if self._refs_only(value) and names_of(value, self.BASE)[0] <= self._var_names:
                 self._var_lists |= st.writes
                 continue  # a list of variables (var_list): nothing to recompute
+            if self._moving_average_op(i, node, small_value=value):
+                self._graph_statement(i, node)
+                tainted |= st.writes
+                continue
             if not st.reads & tainted and not (
                     st.reads & (self._var_lists | self._var_names) and self._changes_state(node)):
                 continue  # does not depend on anything fed or mutable: stays
@@ -193,6 +199,39 @@ class FedGraph:
                            "plain assignment (it would run once, not at each sess.run)")
             self._graph_statement(i, node)
             tainted |= st.writes
+
+    def _moving_average_op(self, i: int, node, small_value) -> bool:
+        """``averages_op = ema.apply([W, b])`` of a ``tf.train.ExponentialMovingAverage``:
+        an op that updates the averages when a sess.run fetches it. It runs in the step
+        functions of those sess.run calls, after what else they compute (as train ops
+        do); the statement also stays where it is, where its first eager call makes
+        the averages (TF1 made them with the graph; that call leaves each average equal
+        to its variable, as TF1's initializer does)."""
+        inner = _ordered_average(node, self.tf_api_name)
+        if inner is not None:
+            # with tf.control_dependencies([train_step]): averages_op = ema.apply(...):
+            # the step runs it after train_step anyway (train ops run in written order)
+            small_value = inner.body[0].value
+            self._rewrites[i] = inner
+        if not (isinstance(small_value, cst.Call) and small_value in self._ema_calls):
+            for n in nodes(node):
+                if isinstance(n, cst.Call) and n in self._ema_calls:
+                    self._bail(TS108.code, n, "ExponentialMovingAverage.apply is converted only "
+                               "as the whole right-hand side of an assignment")
+            return False
+        var_list = next((a.value for k, a in enumerate(small_value.args)
+                         if (a.keyword is None and k == 0)
+                         or (a.keyword is not None and a.keyword.value == "var_list")), None)
+        if not (isinstance(var_list, (cst.List, cst.Tuple)) and var_list.elements and all(
+                isinstance(e, cst.Element) and self._ref(e.value) in self._var_names
+                for e in var_list.elements)):
+            self._bail(TS108.code, small_value, "ExponentialMovingAverage.apply of "
+                       f"`{code_of(var_list) if var_list is not None else ''}`: converted only "
+                       "for a list of this file's variables written out")
+        self._train.add(i)
+        self._moving_averages.add(i)
+        self._ema_converted.add(small_value.func.value.value)
+        return True
 
     def _made_by_function(self, facts) -> Set[str]:
         """The block is the body of a model function the model-code rule read at its
@@ -360,6 +399,9 @@ class FedGraph:
         walk(node, [])
         # (a compound statement holds no assign or train op: checked before)
         small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
+        if isinstance(node, cst.With):  # with tf.control_dependencies([...]): eager runs in order
+            scopes = {id(item.item) for item in node.items}
+            calls = [(c, st) for c, st in calls if id(c) not in scopes]
         for call, stack in calls:
             if isinstance(call.func, cst.Name) and call.func.value in self._builders:
                 self._templates.setdefault(call.func.value, i)
@@ -391,7 +433,10 @@ class FedGraph:
             if name in ("group", "no_op") and isinstance(small, cst.Assign) \
                     and small.value is call:
                 # train = tf.group(train_a, train_b): an op, run after what it groups
+                # (not written in the step functions, which run what it groups anyway)
                 self._train.add(i)
+                self._groupings.add(i)
+                self._note_unordered(node, call, i)
             if isinstance(call.func, cst.Attribute):
                 attr = call.func.attr.value
                 if attr in ASSIGNS and not self._assign_op(i, node, small, call, None):
@@ -591,3 +636,20 @@ def _unpacked_makers(owner, value: cst.BaseExpression) -> List[cst.Call]:
             maker(e.value) for e in value.elements):
         return [e.value for e in value.elements]
     return []
+
+
+def _ordered_average(node: cst.CSTNode, api_name) -> Optional[cst.SimpleStatementLine]:
+    """``with tf.control_dependencies([...]): averages_op = ema.apply(...)``: the
+    assignment inside (None for anything else)."""
+    if not (isinstance(node, cst.With) and len(node.items) == 1
+            and isinstance(node.items[0].item, cst.Call)
+            and api_name(node.items[0].item.func) == "control_dependencies"
+            and node.items[0].asname is None and len(node.body.body) == 1):
+        return None
+    stmt = node.body.body[0]
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(stmt.body[0], cst.Assign) and isinstance(stmt.body[0].value, cst.Call) \
+            and isinstance(stmt.body[0].value.func, cst.Attribute) \
+            and stmt.body[0].value.func.attr.value == "apply":
+        return stmt.with_changes(leading_lines=node.leading_lines)
+    return None

@@ -214,7 +214,12 @@ class StepFunctions:
         for i in range(start):
             if i in hoisted:
                 out.append(hoisted[i])
-            if i in self._graph or self._placeholder_stmt(i):
+            if i in self._moving_averages:  # its first eager call makes the averages
+                self.record_change(body[i], f"`{code_of(body[i]).strip()}` kept here, where its "
+                                   "first call makes the averages, and run again by each sess.run "
+                                   "that fetched it (in its step functions)")
+                body[i] = self._rewrites.get(i, body[i])  # (out of its control_dependencies)
+            elif i in self._graph or self._placeholder_stmt(i):
                 gap = gap or any(ln.comment is None for ln in body[i].leading_lines)
                 if self._placeholder_stmt(i) and i not in self._graph:
                     comments += [ln for ln in body[i].leading_lines if ln.comment is not None]
@@ -316,11 +321,14 @@ class StepFunctions:
         for p in step.params:
             if p in step.used:  # a placeholder fed but never read stays as passed
                 lines.extend(self._conversion(self._param(p), self._placeholders[p]))
+        # (a `with tf.control_dependencies([...]): op = tf.no_op()` only orders what it
+        # depends on, which the function runs anyway: it is not written)
         plain = [j for j in step.statements if j not in self._train]
-        train = [j for j in step.statements if j in self._train]
+        train = [j for j in step.statements if j in self._train and j not in self._groupings]
         read_later: Set[str] = set()
-        for j in train:
-            read_later |= self._stmts[j].reads
+        for j in train:  # (as written in the function: a rewrite may read less)
+            read_later |= names_of(self._rewrites[j], self.BASE)[0] if j in self._rewrites \
+                else self._stmts[j].reads
         self._snapshots = {}
         for n, j in enumerate(plain + train):
             if j == (train[0] if train else None):

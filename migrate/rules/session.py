@@ -52,10 +52,16 @@ STATEFUL_METHODS = frozenset({
     "assign_sub", "scatter_update", "load", "fit", "fit_generator", "train_on_batch",
     "get_next", "make_one_shot_iterator", "make_initializable_iterator",
 })
+
+#: the shared fact: names of the moving averages whose ``apply`` ops the feeds rule
+#: runs in its step functions
+MOVING_AVERAGES = "moving_averages"
+
+
 def moving_average_applies(module: cst.Module, api_name) -> List[cst.Call]:
     """``ema.apply(var_list)`` calls of ``ema = tf.train.ExponentialMovingAverage(...)``:
-    the update op of the averages, which runs when a sess.run fetches it (the first
-    eager call makes the averages; converting the op is not done yet)."""
+    the update op of the averages, which runs when a sess.run fetches it (the feeds
+    rule converts it; the first eager call makes the averages)."""
     emas = {t.target.value for n in nodes(module) if isinstance(n, cst.Assign)
             and isinstance(n.value, cst.Call)
             and api_name(n.value.func) == "train.ExponentialMovingAverage"
@@ -198,10 +204,12 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
             stack.pop()
 
         walk(node, [])
+        # (the feeds rule runs the ones it converted in its step functions)
+        converted = self.shared.get(MOVING_AVERAGES, set())
         stateful += [(call, "ExponentialMovingAverage.apply builds the averages' update op, "
                       "which TF1 runs at each sess.run that fetches it; eager code would run "
                       "it once, when the line runs") for call in moving_average_applies(
-                          node, self.tf_api_name)]
+                          node, self.tf_api_name) if call.func.value.value not in converted]
         # without a session nothing runs the graph again: a state change in
         # eager code happens where it is written (a TF2 training loop), except
         # where TF1 alone gives it meaning (a tensor loss for minimize)

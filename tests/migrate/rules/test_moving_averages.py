@@ -1,52 +1,188 @@
-"""``ema.apply(var_list)`` of a ``tf.train.ExponentialMovingAverage``: TF1 updates the
-averages at each sess.run that fetches the op; eager code would update them once,
-where the line runs. Not converted yet: the file keeps its compat form with TS108
-(before, a file without other state changes reached tape form and ran the update
-once, silently)."""
+"""``averages_op = ema.apply(var_list)`` of a ``tf.train.ExponentialMovingAverage``.
 
+TF1 updates the averages at each sess.run that fetches the op; eager code would
+update them once, where the line runs. The feeds rule runs the op in the step
+functions of the sess.run calls that fetch it, after the other updates, and keeps
+the statement where it was: its first eager call makes the averages (each equal
+to its variable, as TF1's initializer makes them). ``with
+tf.control_dependencies([...]): train_op = tf.no_op()`` and ``tf.group(...)`` only
+run what they depend on. Two updates TF1 ran at the same time are reported
+(TS132): the step runs them in the order they are written.
+"""
+
+import functools
 import textwrap
 
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
 
-PLAIN = """
-import tensorflow as tf
-
-W1 = tf.Variable(0, dtype=tf.float32)
-ema = tf.train.ExponentialMovingAverage(0.9)
-ema_op = ema.apply([W1])
-
-with tf.Session() as sess:
-    sess.run(tf.global_variables_initializer())
-    for i in range(3):
-        sess.run(ema_op)
-        print(sess.run([W1, ema.average(W1)]))
-"""
-
-FED = """
-import tensorflow as tf
-
-x = tf.placeholder(tf.float32, [2])
-W1 = tf.Variable([0.5, 1.0])
-loss = tf.reduce_sum(W1 * x)
-train_step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-ema = tf.train.ExponentialMovingAverage(0.99)
-averages_op = ema.apply(tf.trainable_variables())
-with tf.control_dependencies([train_step, averages_op]):
-    train_op = tf.no_op(name="train")
-
-with tf.Session() as sess:
-    sess.run(tf.global_variables_initializer())
-    for i in range(3):
-        sess.run(train_op, feed_dict={x: [1.0, 2.0]})
-    print(sess.run(ema.average(W1)))
-"""
+TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
 
-@pytest.mark.parametrize("source, line", [(PLAIN, 5), (FED, 8)], ids=["session", "fed"])
-def test_a_moving_average_update_keeps_the_file_in_compat_mode(source, line):
-    r = migrate_source(textwrap.dedent(source).lstrip("\n"), "f.py")
+def _src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@functools.cache
+def migrated(source: str):
+    return migrate_source(source, "f.py")
+
+
+def codes(result):
+    return [(f.code, f.line) for f in result.findings]
+
+
+PLAIN = _src("""
+    import tensorflow as tf
+
+    W1 = tf.Variable(0, dtype=tf.float32)
+    ema = tf.train.ExponentialMovingAverage(0.9)
+    ema_op = ema.apply([W1])
+    bump = W1.assign_add(1.0)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            sess.run(bump)
+            sess.run(ema_op)
+            print(sess.run([W1, ema.average(W1)]))
+""")
+
+# the well-ordered TF1 form: the averages read the weights after the step
+ORDERED = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    W1 = tf.Variable([0.5, 1.0])
+    loss = tf.reduce_sum(W1 * x)
+    train_step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    ema = tf.train.ExponentialMovingAverage(0.99)
+    with tf.control_dependencies([train_step]):
+        averages_op = ema.apply(tf.trainable_variables())
+    train_op = tf.group(train_step, averages_op)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        print(sess.run(ema.average(W1)))
+        for i in range(3):
+            sess.run(train_op, feed_dict={x: [1.0, 2.0 + i]})
+            print(sess.run([W1, ema.average(W1)]))
+""")
+
+# the common TF1 form: the step and the averages start together
+RACING = _src("""
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [2])
+    W1 = tf.Variable([0.5, 1.0])
+    loss = tf.reduce_sum(W1 * x)
+    train_step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    ema = tf.train.ExponentialMovingAverage(0.99)
+    averages_op = ema.apply(tf.trainable_variables())
+    with tf.control_dependencies([train_step, averages_op]):
+        train_op = tf.no_op(name="train")
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            sess.run(train_op, feed_dict={x: [1.0, 2.0]})
+        print(sess.run(ema.average(W1)))
+""")
+
+STEP = '''
+    def run_train_op(x):
+        """sess.run(train_op) as a function of the fed values."""
+        x = tf.convert_to_tensor(x, tf.float32)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(W1 * x)
+        optimizer.apply_gradients(zip(tape.gradient(loss, [W1]), [W1]))
+        ema.apply([W1])
+        return None
+'''
+
+
+def test_the_update_of_the_averages_runs_when_fetched():
+    r = migrated(PLAIN)
+    assert r.mode == "tape", codes(r)
+    assert codes(r) == []
+    out = r.output
+    # made where it was written (its first call makes the averages), run again when fetched
+    assert "ema = tf.train.ExponentialMovingAverage(0.9)\nema_op = ema.apply([W1])\n" in out
+    assert _src('''
+        def run_ema_op():
+            """sess.run(ema_op) as a function of the fed values."""
+            ema.apply([W1])
+            return None
+    ''') in out
+    assert "    run_bump()\n    run_ema_op()\n" in out
+    assert not migrate_source(out, "f.py").changed
+
+
+def test_averages_ordered_after_the_step_run_after_it():
+    r = migrated(ORDERED)
+    assert r.mode == "tape", codes(r)
+    assert codes(r) == []  # ordered in TF1 too: nothing to report
+    out = r.output
+    # the statement leaves its control_dependencies block (the step function runs in order)
+    assert "ema = tf.train.ExponentialMovingAverage(0.99)\naverages_op = ema.apply([W1])\n" in out
+    assert _src(STEP) in out  # tf.group only runs what it groups: not written
+    assert "control_dependencies" not in out and "tf.group" not in out
+    assert not migrate_source(out, "f.py").changed
+
+
+def test_updates_tf1_ran_together_are_reported():
+    r = migrated(RACING)
+    assert r.mode == "tape", codes(r)
+    assert [(f.code, f.line) for f in r.findings] == [("TS132", 9)]
+    assert "`averages_op` and `train_step` at the same time" in r.findings[0].message
+    assert _src(STEP) in r.output
+    assert "tf.no_op" not in r.output
+
+
+@pytest.mark.parametrize("apply, why", [
+    # the variables averaged are not a list the file writes out
+    ("averages_op = ema.apply(get_vars())", "for a list of this file's variables written out"),
+    # the op inside an expression
+    ("averages_op = [ema.apply([W1])][0]", "as the whole right-hand side"),
+])
+def test_what_the_rule_cannot_follow_keeps_compat_mode(apply, why):
+    r = migrated(RACING.replace("averages_op = ema.apply(tf.trainable_variables())", apply))
     assert r.mode == "compat"
-    assert any(f.code == "TS108" and "ExponentialMovingAverage.apply" in f.message
-               and f.line == line for f in r.findings), [(f.code, f.line) for f in r.findings]
+    assert any(f.code == "TS108" and why in f.message for f in r.findings), codes(r)
+
+
+def test_a_moving_average_in_a_class_keeps_compat_mode():
+    src = _src("""
+        import tensorflow as tf
+
+
+        class Agent:
+            def __init__(self):
+                self.w = tf.Variable(1.0)
+                self.ema = tf.train.ExponentialMovingAverage(0.9)
+                self.ema_op = self.ema.apply([self.w])
+                self.sess = tf.Session()
+                self.sess.run(tf.global_variables_initializer())
+
+            def average(self):
+                self.sess.run(self.ema_op)
+                return self.sess.run(self.ema.average(self.w))
+    """)
+    r = migrated(src)
+    assert r.mode == "compat"
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["PLAIN", "ORDERED"])
+def test_moving_averages_compute_the_legacy_numbers(name, tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    source = globals()[name]
+    r = migrated(source)
+    assert r.mode == "tape", codes(r)
+    report = verify_sources(source, r.output, tmp_path / "f.py", timeout=TIMEOUT)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) == (3 if name == "PLAIN" else 4), report.to_text()
