@@ -267,6 +267,8 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
                 recv, attr = n.func.value, n.func.attr.value
                 if attr == "run" and self._ref(recv) is not None and self._ref(recv) == session:
+                    if self._inline_update(n):
+                        return  # made and run at this line, as eager code: the session rule's
                     run = self._run_of(n, n.args, ("fetches", "feed_dict", "options",
                                                    "run_metadata"), None)
                     if run is not None and (run.feeds or set(run.names) & graph_names):
@@ -381,6 +383,19 @@ class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMi
                   names, feed_name=base, extra=extra)
         run.optional = [k for k in dict.fromkeys(every) if k not in common]
         return run
+
+    def _inline_update(self, run: cst.Call) -> bool:
+        """``sess.run(tf.assign(v, x))`` (or ``v.assign(x)``, ``assign_add``/``_sub``), fed
+        nothing: TF1 makes the op at that line and runs it there, which eager code
+        does as written (the session rule writes ``v.assign(x)``)."""
+        if len(run.args) != 1 or run.args[0].keyword is not None \
+                or not isinstance(run.args[0].value, cst.Call):
+            return False
+        call = run.args[0].value
+        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        api = self.tf_api_name(call.func)
+        return api in ("assign", "assign_add", "assign_sub") or (
+            api is None and method in ("assign", "assign_add", "assign_sub"))
 
     def _zipped_keys(self, feed: Optional[cst.BaseExpression]) -> Optional[List[str]]:
         """``dict(zip(KEYS, VALUES))``: the placeholders KEYS lists (a list or tuple

@@ -162,6 +162,11 @@ class FedGraph:
                 self._var_names |= st.writes
                 self._note_variables(i, node)
                 continue
+            if api == "train.ExponentialMovingAverage":  # made once, as an optimizer is
+                if st.reads & (tainted - self._var_names):
+                    self._bail(TS108.code, node, "a moving average whose decay is a fed or "
+                               "computed tensor is not converted")
+                continue
             if api is not None and api.startswith("train.") and api.endswith("Optimizer"):
                 if st.reads & (tainted - self._var_names):
                     self._bail(TS108.code, node, "an optimizer built from a fed or computed "

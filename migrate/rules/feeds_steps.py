@@ -344,7 +344,9 @@ class StepFunctions:
                     set(step.names) if j in self._assigns else set()))):
                 small = node.body[0]
                 node = node.with_changes(body=[cst.Expr(small.value)])  # its value is never read
-            keep = [ln for ln in node.leading_lines if ln.comment is not None]
+            # (the comments of a moving average's statement stay where it is kept)
+            keep = [ln for ln in node.leading_lines if ln.comment is not None
+                    and j not in self._moving_averages]
             if n and any(ln.comment is None for ln in node.leading_lines) and not keep:
                 keep = [cst.EmptyLine(indent=False)]
             lines.append(node.with_changes(leading_lines=keep))

@@ -27,7 +27,7 @@ from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
-from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines
+from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines, merged_lines
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, untouched
@@ -101,6 +101,9 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         self._remove: Set[cst.SimpleStatementLine] = set()
         self._runs: Dict[cst.Call, cst.Call] = {}
         self._evals: Set[cst.Call] = set()
+        #: sess.run(tf.assign(v, x)): an update made and run at that line (-> v.assign(x))
+        self._inline_updates: Dict[cst.Call, str] = {}
+        self._discarded: Set[cst.Call] = set()  # sess.run(...) statements whose value goes
         self._alias = "tf"
         self._active = False
         self._sessions: Set[str] = set()
@@ -110,6 +113,8 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         self._alias = tf_module_alias(node) or "tf"
         kinds, _ = self.infer_kinds(node)
         self._kinds = kinds
+        self._module = node
+        self._variables_made: Optional[Set[str]] = None
         sessions: Set[str] = set()
         has_session = False
         runs: List[tuple] = []
@@ -145,7 +150,7 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                     self.report(TS107.code, n, f"tf.{name}: a placeholder makes the graph a function "
                                 "of fed values, and no Session in this file shows how it is fed")
                     blocked = True
-                elif name in STATEFUL:
+                elif name in STATEFUL and not self._inline_update(n, name, stack, sessions):
                     stateful.append((n, f"tf.{name} changes state each time it runs; eager "
                                      "code would run it once"))
                 elif name in RANDOM:
@@ -183,7 +188,8 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                         self.report(TS112.code, n, "gradient_override_map is silently ignored in "
                                     "eager mode (docs/tf1-vs-tf2.md, section 8)")
                         blocked = True
-                    elif attr in STATEFUL_METHODS:
+                    elif attr in STATEFUL_METHODS and not self._inline_update(
+                            n, attr, stack, sessions):
                         stateful.append((n, f"`.{attr}(...)` builds an update op; eager code "
                                          "would apply it once, when the line runs, not at each "
                                          "sess.run"))
@@ -374,6 +380,38 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         self.record_change(call, f"sess.run({code_of(fetch)}) -> value")
         return True
 
+    def _inline_update(self, call: cst.Call, method: str, stack, sessions: Set[str]) -> bool:
+        """``sess.run(tf.assign(v, x))`` (``assign_add``, ``assign_sub``, or the method):
+        TF1 makes the op at that line and runs it there, each time the line runs, as
+        eager ``v.assign(x)`` does. Only for a variable this file makes, by name, with
+        the value as the only other argument."""
+        if method not in ("assign", "assign_add", "assign_sub") or len(stack) < 2:
+            return False
+        arg, run = stack[-1], stack[-2]
+        if not (isinstance(arg, cst.Arg) and isinstance(run, cst.Call) and run.args
+                and run.args[0] is arg and arg.keyword is None
+                and isinstance(run.func, cst.Attribute) and run.func.attr.value == "run"
+                and isinstance(run.func.value, cst.Name) and run.func.value.value in sessions):
+            return False
+        if isinstance(call.func, cst.Attribute) and self.tf_api_name(call.func) is None:
+            ref, rest = call.func.value, list(call.args)
+        else:
+            ref, rest = (call.args[0].value if call.args else None), list(call.args[1:])
+        if self._variables_made is None:  # names bound to tf.Variable(...) in this file
+            self._variables_made = {
+                t.target.value for n in nodes(self._module) if isinstance(n, cst.Assign)
+                and isinstance(n.value, cst.Call) and self.is_tf(n.value.func, *VARIABLE_MAKERS)
+                for t in n.targets if isinstance(t.target, cst.Name)}
+        if not (isinstance(ref, cst.Name) and ref.value in self._variables_made) or len(rest) != 1 \
+                or rest[0].keyword is not None and rest[0].keyword.value != "value" or rest[0].star:
+            return False
+        self._inline_updates[call] = method
+        if len(stack) > 2 and isinstance(stack[-3], cst.Expr):
+            self._discarded.add(run)
+        self.record_change(call, f"`{code_of(call)}` in sess.run -> `{ref.value}.{method}(...)`, "
+                           "run where the line runs, as TF1 ran it")
+        return True
+
     def _plan_eval(self, call: cst.Call, stack, has_session: bool, sessions: Set[str]) -> bool:
         recv = call.func.value
         attr = call.func.attr.value
@@ -453,7 +491,19 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if not self._active:
             return updated_node
+        update = self._inline_updates.get(original_node)
+        if update is not None:  # tf.assign(v, x) -> v.assign(x)
+            if isinstance(original_node.func, cst.Attribute) \
+                    and self.tf_api_name(original_node.func) is None:
+                return updated_node
+            ref, value = updated_node.args[0].value, updated_node.args[1]
+            return cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(update)),
+                            args=[value.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
+                                                     comma=cst.MaybeSentinel.DEFAULT)])
         if original_node in self._runs:
+            if original_node in self._discarded and original_node.args[0].value in \
+                    self._inline_updates:
+                return updated_node.args[0].value  # its value goes: the update alone
             new = self._convert(updated_node.args[0].value, original_node.args[0].value)
             return new if new is not None else updated_node
         if original_node in self._evals:
@@ -499,7 +549,7 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
             return self.remove_statement(original_node)
         first = body[0]
         body[0] = self.with_carried_lines(original_node, first.with_changes(
-            leading_lines=[*original_node.leading_lines, *first.leading_lines]))
+            leading_lines=merged_lines(original_node.leading_lines, first.leading_lines)))
         return cst.FlattenSentinel(body)
 
     # a statement removed just before a compound statement leaves it its lines

@@ -135,6 +135,14 @@ class TF1OnlyNames(TapeshiftCodemod):
         # arguments of a Session the session rule removes (config=tf.ConfigProto(...))
         if not self.STRICT and self.is_tf(node.func, *SESSIONS):
             return False
+        # sess.run(tf.assign(v, x)): made and run at that line, which the session rule
+        # writes v.assign(x) (the check of its output, STRICT, sees what it leaves)
+        if not self.STRICT and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run" \
+                and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call) \
+                and self.is_tf(node.args[0].value.func, "assign", "assign_add", "assign_sub"):
+            for arg in node.args[0].value.args:
+                arg.visit(self)
+            return False
         if not self.STRICT:
             self._seeded_initializer(node)
         return None

@@ -11,7 +11,7 @@ removed statement then go to the next statement of the same body that stays.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import libcst as cst
 
@@ -49,10 +49,18 @@ class CarriesLeadingLines:
         carried = self._carried.pop(id(original), None) if hasattr(self, "_carried") else None
         if not carried or not hasattr(updated, "leading_lines"):
             return updated
-        own = list(updated.leading_lines)
-        blank = max(_blank_run(carried), _blank_run(own))
-        rest = carried[_blank_run(carried):] + own[_blank_run(own):]
-        return updated.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * blank + rest)
+        return updated.with_changes(leading_lines=merged_lines(carried, updated.leading_lines))
+
+
+def merged_lines(before: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) -> List[cst.EmptyLine]:
+    """The leading lines of a statement that takes the place of another (``before``,
+    the lines of the statement that went): as many blank lines as the more generous
+    of the two, then the comments of both (with the blank lines between them)."""
+    before, own = list(before), list(own)
+    blank = max(_blank_run(before), _blank_run(own))
+    if _blank_run(before) < len(before):  # comments before: the own lines follow them
+        return [cst.EmptyLine(indent=False)] * blank + before[_blank_run(before):] + own
+    return [cst.EmptyLine(indent=False)] * blank + own[_blank_run(own):]
 
 
 def _blank_run(lines: List[cst.EmptyLine]) -> int:

@@ -53,7 +53,7 @@ def test_blank_lines_and_comments_go_to_the_next_statement():
     """).lstrip("\n")
 
 
-def test_the_more_generous_blank_run_wins_and_both_comments_stay():
+def test_the_more_generous_blank_run_wins_and_the_comments_keep_their_spacing():
     assert _run("""
         x = 1
 
@@ -73,6 +73,7 @@ def test_the_more_generous_blank_run_wins_and_both_comments_stay():
 
         # one
         # two
+
         # three
         def f():
             return 1
