@@ -67,8 +67,8 @@ TS103 = CodeInfo(
     blocks_tape=True,
     summary="tf.gradients inside control flow the codemod cannot follow",
     what="Finds `tf.gradients` calls the codemod cannot give a tape: in a lambda or a "
-         "comprehension, in a function passed to `tf.map_fn` / `tf.cond` / `tf.scan` "
-         "(or to `tf.while_loop` over nested loop variables), in an `if`/`with` block "
+         "comprehension, in a function passed to `tf.scan` / `tf.foldl` / `tf.case` ... "
+         "(or to `tf.while_loop` / `tf.map_fn` over nested values), in an `if`/`with` block "
          "that also computes the target, or in a loop pass whose target depends on a "
          "value an earlier pass computed from the sources.",
     why="A tape must be active around the exact forward computation. A tape in each "
@@ -159,18 +159,43 @@ CONTROL_FLOW_FUNCS = frozenset({
     "py_func", "py_function", "numpy_function", "vectorized_map",
 })
 
-def _while_body(call: cst.Call) -> Optional[cst.Name]:
-    """``tf.while_loop(cond, body, [v1, v2])``: ``body``, a function named once, when
-    each loop variable is a single value (not a list or dict), and the only one of
-    the call's arguments that is a function."""
-    args = {a.keyword.value if a.keyword is not None else ("cond", "body", "loop_vars", "")[min(k, 3)]:
+#: (positional parameter names of the control-flow calls whose functions eager TF2
+#: calls as plain Python functions)
+_EAGER_CALLED = {"while_loop": ("cond", "body", "loop_vars"), "map_fn": ("fn", "elems"),
+                 "cond": ("pred", "true_fn", "false_fn")}
+
+
+def _eager_called(api: str, call: cst.Call) -> Dict[str, bool]:
+    """The functions a control-flow call runs that eager TF2 calls as plain Python
+    functions, and a tape inside them records as tf.gradients inside them saw:
+    name -> whether its parameters are tensors. ``tf.while_loop(cond, body, [v1,
+    v2])``'s body over single loop variables (called once per pass on that pass's
+    tensors), ``tf.map_fn(fn, elems)``'s fn over one tensor (called on each
+    element), ``tf.cond(pred, true_fn, false_fn)``'s branches (no parameters)."""
+    names = _EAGER_CALLED.get(api)
+    if names is None:
+        return {}
+    args = {a.keyword.value if a.keyword is not None else (names + ("",))[min(k, len(names))]:
             a.value for k, a in enumerate(call.args) if not a.star}
-    body, loop_vars = args.get("body"), args.get("loop_vars")
-    if isinstance(body, cst.Name) and isinstance(loop_vars, (cst.List, cst.Tuple)) and all(
-            isinstance(e, cst.Element) and not isinstance(e.value, (cst.List, cst.Tuple, cst.Dict))
-            for e in loop_vars.elements):
-        return body
-    return None
+
+    def single(value) -> bool:
+        return value is not None and not isinstance(value, (cst.List, cst.Tuple, cst.Dict))
+
+    found: Dict[str, bool] = {}
+    if api == "while_loop":
+        body, loop_vars = args.get("body"), args.get("loop_vars")
+        if isinstance(body, cst.Name) and isinstance(loop_vars, (cst.List, cst.Tuple)) and all(
+                isinstance(e, cst.Element) and single(e.value) for e in loop_vars.elements):
+            found[body.value] = True
+    elif api == "map_fn":
+        fn = args.get("fn")
+        if isinstance(fn, cst.Name) and single(args.get("elems")):
+            found[fn.value] = True
+    else:
+        for key in ("true_fn", "false_fn"):
+            if isinstance(args.get(key), cst.Name):
+                found[args[key].value] = False
+    return found
 
 
 _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -246,10 +271,9 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
     def visit_Module(self, node: cst.Module) -> bool:
         found: List[Tuple[cst.Call, List[cst.CSTNode]]] = []
         cf_funcs: Set[str] = set()
-        # the body of a tf.while_loop over a list of tensors: eager TF2 calls it once
-        # per pass, as a Python function of those tensors; a tape inside it records
-        # that pass, as tf.gradients inside it differentiated that pass's graph
-        while_bodies: Set[str] = set()
+        # functions of tf.while_loop, tf.map_fn, tf.cond that eager TF2 calls as plain
+        # Python functions: a tape inside one records what tf.gradients inside it saw
+        eager_called: Dict[str, bool] = {}
 
         # helpers that differentiate what their caller built: the caller's tape
         # records it, the helper takes the tape (toolkit/gradient_helpers.py)
@@ -274,12 +298,11 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
                 elif name == "gradients":
                     found.append((n, list(stack)))
                 elif name in CONTROL_FLOW_FUNCS:
-                    body = _while_body(n) if name == "while_loop" else None
+                    called = _eager_called(name, n)
                     for arg in n.args:
-                        if isinstance(arg.value, cst.Name) and arg.value is not body:
+                        if isinstance(arg.value, cst.Name) and arg.value.value not in called:
                             cf_funcs.add(arg.value.value)
-                    if body is not None:
-                        while_bodies.add(body.value)
+                    eager_called.update(called)
             stack.append(n)
             for child in children(n):
                 walk(child, stack)
@@ -306,7 +329,8 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
             if id(block) in owners and id(block) not in scoped:
                 fn = owners[id(block)]
                 scoped[id(block)] = self._function_kinds(
-                    fn, kinds, elements, tensors=fn.name.value in while_bodies - cf_funcs)
+                    fn, kinds, elements,
+                    tensors=eager_called.get(fn.name.value, False) and fn.name.value not in cf_funcs)
             gc = _GradCall(call=call, parent=stack[-1],
                            grand=stack[-2] if len(stack) > 1 else None, stmt_index=index,
                            helper=self._helper_of(call), enclosing=enclosing)

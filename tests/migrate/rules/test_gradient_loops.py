@@ -1,6 +1,6 @@
 """tf.gradients in loops: a Python ``while``/``for`` whose pass computes the
-target, the body of ``tf.while_loop``, and graph code in a ``while`` of a fed
-graph.
+target, the body of ``tf.while_loop`` (and the functions of ``tf.map_fn`` and
+``tf.cond``), and graph code in a ``while`` of a fed graph.
 
 A TF1 program builds its graph once, so a Python loop around graph code
 unrolls it: each pass adds its own ops, and a ``tf.gradients`` inside the
@@ -90,6 +90,36 @@ WHILE_LOOP_BODY = _src("""
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         print(sess.run(x_final))
+""")
+
+MAP_AND_COND = _src("""
+    import tensorflow as tf
+
+    w = tf.Variable(0.5)
+
+
+    def per_example(x):
+        loss = tf.square(w * x - 1.0)
+        g = tf.gradients(loss, x)[0]
+        return g * 2.0
+
+
+    def larger():
+        loss = tf.square(w * 3.0)
+        return tf.gradients(loss, [w])[0]
+
+
+    def smaller():
+        return tf.constant(0.0)
+
+
+    grads = tf.map_fn(per_example, tf.constant([1.0, 2.0, 3.0]))
+    picked = tf.cond(w > 0.1, larger, smaller)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        print(sess.run(grads))
+        print(sess.run(picked))
 """)
 
 FED_WHILE = _src("""
@@ -195,6 +225,27 @@ def test_the_body_of_a_while_loop_gets_a_tape():
     assert r.output.endswith("\nprint(x_final.numpy())\n")
 
 
+def test_the_functions_of_map_fn_and_cond_get_a_tape():
+    # eager TF2 calls them as Python functions: map_fn's on each element, cond's branch
+    r = migrated(MAP_AND_COND)
+    assert r.mode == "tape", codes(r)
+    for block in ("""
+        def per_example(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.square(w * x - 1.0)
+            g = tape.gradient(loss, x)
+            return g * 2.0
+    """, """
+        def larger():
+            with tf.GradientTape() as tape:
+                loss = tf.square(w * 3.0)
+            return tape.gradient(loss, [w])[0]
+    """):
+        assert _src(block) in r.output
+    assert r.output.endswith("print(grads.numpy())\nprint(picked.numpy())\n")
+
+
 def test_graph_code_in_a_while_of_a_fed_graph_is_recomputed_with_it():
     r = migrated(FED_WHILE)
     assert r.mode == "tape", codes(r)
@@ -227,7 +278,8 @@ def test_a_while_on_a_graph_value_is_not_converted():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["WHILE_PASS", "INNER_STEPS", "WHILE_LOOP_BODY", "FED_WHILE"])
+@pytest.mark.parametrize("name", ["WHILE_PASS", "INNER_STEPS", "WHILE_LOOP_BODY", "MAP_AND_COND",
+                                  "FED_WHILE"])
 def test_loops_compute_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -237,4 +289,4 @@ def test_loops_compute_the_legacy_numbers(name, tmp_path):
     report = verify_sources(source, r.output, tmp_path / "f.py", timeout=TIMEOUT)
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == (3 if name == "FED_WHILE" else 1), report.to_text()
+    assert len(printed) == {"FED_WHILE": 3, "MAP_AND_COND": 2}.get(name, 1), report.to_text()

@@ -357,9 +357,9 @@ class TestGradients(CodemodTest):
         self.assertCodemod(before, after)
 
     def test_warns_and_skips_other_control_flow_functions(self) -> None:
-        # a map_fn function, or a while_loop body over nested loop variables: what
+        # a scan function, or a while_loop body over nested loop variables: what
         # its parameters are is not known here
-        for loop, params in (("tf.map_fn(body, tf.ones([3]))", "x"),
+        for loop, params in (("tf.scan(body, tf.ones([3]))", "x"),
                              ("tf.while_loop(lambda x: x < 3, body, [[tf.constant(1.0)]])", "x")):
             before = f"""
                 import tensorflow as tf
