@@ -41,7 +41,15 @@ class KindMixin:
                 return "tensor"  # a layer object the model-code rule made, called
             name = self.tf_api_name(expr.func)
             if name is None:
+                # ema.average(W): the moving average's variable
+                func = expr.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "average" \
+                        and isinstance(func.value, cst.Name) \
+                        and kinds.get(func.value.value) == "moving_average":
+                    return "tensor"
                 return "unknown"
+            if name == "train.ExponentialMovingAverage":
+                return "moving_average"
             if name in VARIABLE_MAKERS:
                 # a tape watches trainable variables only: anything else is a
                 # plain tensor to it (and gets tape.watch)

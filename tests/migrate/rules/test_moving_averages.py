@@ -116,6 +116,7 @@ def test_the_update_of_the_averages_runs_when_fetched():
             return None
     ''') in out
     assert "    run_bump()\n    run_ema_op()\n" in out
+    assert "print([W1.numpy(), ema.average(W1).numpy()])" in out  # the average is a variable
     assert not migrate_source(out, "f.py").changed
 
 
