@@ -52,6 +52,7 @@ from tapeshift.migrate.rules.session import MOVING_AVERAGES, TS107, moving_avera
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
+from tapeshift.migrate.rules.feeds_updates import UpdateOps
 from tapeshift.migrate.rules.feeds_steps import (DICT_OF_ZIP, Bail, Run, StepFunctions,
                                                  loaded_names, loaded_refs)
 
@@ -84,7 +85,7 @@ TS132 = CodeInfo(
 
 
 @register_rule
-class FeedsToFunctions(FedGraph, GraphBlocks, StepFunctions, LayerBuilds, KindMixin,
+class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBuilds, KindMixin,
                        TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"

@@ -1,26 +1,25 @@
-"""The feeds rule's reading of graph code in compound statements and of assign ops.
+"""The feeds rule's reading of graph code in compound statements.
 
 Graph code under Python control flow (``if``, ``for``, ``while``, ``with tf.device(...)``)
 is recomputed in the step functions with the statement around it, when what
-steers it is fixed Python; ``u = W.assign(value)`` of a variable of this file is
-an op the step functions run when a sess.run fetches it.
+steers it is fixed Python (the update ops: feeds_updates.py).
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import List, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import last_def, names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.feeds_updates import groups_only
 from tapeshift.migrate.rules.session import TS107, TS108
 
 
 class GraphBlocks:
     """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: graph code
-    under ``if``/``for``/``with`` statements, and assign ops (state on the rule)."""
+    under ``if``/``for``/``while``/``with`` statements (state on the rule)."""
 
     def _compound_graph_statement(self, i: int, node: cst.BaseCompoundStatement,
                                   body: List[cst.CSTNode], tainted: Set[str]) -> None:
@@ -85,31 +84,13 @@ class GraphBlocks:
                 self._graph_statement(j, body[j])  # made again with what fills it
             tainted.add(name)
         self._graph_statement(i, node)
-        if isinstance(node, cst.With) and _grouping(node, self.tf_api_name):
+        if isinstance(node, cst.With) and groups_only(node, self.tf_api_name):
             # with tf.control_dependencies([train_step, averages_op]): train_op = tf.no_op():
             # an op that runs what it depends on, fetched as None
             self._train.add(i)
             self._groupings.add(i)
             self._note_unordered(node, node.items[0].item, i)
 
-    def _note_unordered(self, node: cst.CSTNode, grouped: cst.CSTNode, i: int) -> None:
-        """TS132 when ``grouped`` (a group's or control_dependencies' ops) holds two
-        updates (train ops, assign ops, moving averages) neither of which waits for the
-        other: TF1 runs them at the same time."""
-        defs = {}
-        for name in sorted(names_of(grouped, self.BASE)[0]):
-            made = [j for j in self._train if j < i and name in self._stmts[j].writes]
-            if made:
-                defs[name] = max(made)
-        unordered = [(a, b) for a in defs for b in defs if a < b
-                     and a not in self._stmts[defs[b]].reads
-                     and b not in self._stmts[defs[a]].reads]
-        if unordered:
-            a, b = unordered[0]
-            self.report("TS132", node, f"TF1 runs `{a}` and `{b}` at the same time, in no fixed "
-                        "order; the step function runs them in the order they are written "
-                        "(tapeshift verify --legacy-runs 3 shows whether the legacy runs differ)",
-                        changes_numbers=True)
 
     def _scope_items_only(self, node: cst.With) -> bool:
         """A ``with`` of contexts that mean the same in eager code (device placement,
@@ -118,55 +99,6 @@ class GraphBlocks:
             "device", "name_scope", "control_dependencies") and item.asname is None
             for item in node.items)
 
-    def _assign_op(self, i: int, node, small, call: cst.Call, api: Optional[str]) -> bool:
-        """``u = W.assign(value)`` / ``u = tf.assign(W, value)`` (``_add``/``_sub``) of a
-        variable of this file, as the whole right-hand side: an op that changes
-        ``W`` when a sess.run fetches it. It runs in the step functions of those
-        sess.run calls, after what else they compute (as train ops do), and its
-        value is the variable's new value, as TF1 returns it."""
-        comp = small.value if isinstance(small, cst.Assign) else None
-        if isinstance(comp, cst.ListComp) and comp.elt is call:
-            # [tf.assign(t, (1 - tau) * t + tau * e) for t, e in zip(t_params, e_params)]
-            looped = {n.value for n in nodes(comp.for_in.target) if isinstance(n, cst.Name)} \
-                if comp.for_in.inner_for_in is None and not comp.for_in.ifs else set()
-        elif not (isinstance(small, cst.Assign) and small.value is call):
-            return False
-        else:
-            looped = set()
-        if any(a.star for a in call.args):
-            return False
-        method = api if api is not None else call.func.attr.value
-        if method not in ("assign", "assign_add", "assign_sub"):
-            return False
-        if api is None:
-            ref, rest = call.func.value, list(call.args)
-        else:
-            if not call.args or call.args[0].keyword is not None:
-                return False
-            ref, rest = call.args[0].value, list(call.args[1:])
-        if self._ref(ref) not in self._var_names and not (
-                isinstance(ref, cst.Name) and ref.value in looped):
-            return False
-        keep = []
-        for k, arg in enumerate(rest):
-            key = arg.keyword.value if arg.keyword is not None else ("value", "use_locking",
-                                                                     "name")[min(k, 2)]
-            if key == "validate_shape" and not (isinstance(arg.value, cst.Name)
-                                                and arg.value.value in ("None", "True")):
-                return False
-            if key != "validate_shape":
-                keep.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
-        new = cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(method)), args=keep)
-        if isinstance(comp, cst.ListComp) and comp.elt is call:
-            new = comp.with_changes(elt=new)
-            self._assign_lists.add(i)
-        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
-        self._assigns.add(i)
-        self._train.add(i)
-        if api is not None:
-            self.record_change(call, f"tf.{api}({code_of(ref)}, ...) -> `{code_of(ref)}.{method}(...)`, "
-                               "run when fetched")
-        return True
 
 
 #: list and dict methods that change the object in place
@@ -186,14 +118,3 @@ def _mutated_lists(node: cst.CSTNode) -> Set[str]:
     return out
 
 
-def _grouping(node: cst.With, api_name) -> bool:
-    """``with tf.control_dependencies([...]): name = tf.no_op(...)`` (or ``tf.group``):
-    the statement only makes an op that runs its dependencies."""
-    body = node.body.body
-    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) \
-            or len(body[0].body) != 1 or not isinstance(body[0].body[0], cst.Assign):
-        return False
-    value = body[0].body[0].value
-    return isinstance(value, cst.Call) and api_name(value.func) in ("no_op", "group") and all(
-        isinstance(item.item, cst.Call) and api_name(item.item.func) == "control_dependencies"
-        for item in node.items)

@@ -205,38 +205,6 @@ class FedGraph:
             self._graph_statement(i, node)
             tainted |= st.writes
 
-    def _moving_average_op(self, i: int, node, small_value) -> bool:
-        """``averages_op = ema.apply([W, b])`` of a ``tf.train.ExponentialMovingAverage``:
-        an op that updates the averages when a sess.run fetches it. It runs in the step
-        functions of those sess.run calls, after what else they compute (as train ops
-        do); the statement also stays where it is, where its first eager call makes
-        the averages (TF1 made them with the graph; that call leaves each average equal
-        to its variable, as TF1's initializer does)."""
-        inner = _ordered_average(node, self.tf_api_name)
-        if inner is not None:
-            # with tf.control_dependencies([train_step]): averages_op = ema.apply(...):
-            # the step runs it after train_step anyway (train ops run in written order)
-            small_value = inner.body[0].value
-            self._rewrites[i] = inner
-        if not (isinstance(small_value, cst.Call) and small_value in self._ema_calls):
-            for n in nodes(node):
-                if isinstance(n, cst.Call) and n in self._ema_calls:
-                    self._bail(TS108.code, n, "ExponentialMovingAverage.apply is converted only "
-                               "as the whole right-hand side of an assignment")
-            return False
-        var_list = next((a.value for k, a in enumerate(small_value.args)
-                         if (a.keyword is None and k == 0)
-                         or (a.keyword is not None and a.keyword.value == "var_list")), None)
-        if not (isinstance(var_list, (cst.List, cst.Tuple)) and var_list.elements and all(
-                isinstance(e, cst.Element) and self._ref(e.value) in self._var_names
-                for e in var_list.elements)):
-            self._bail(TS108.code, small_value, "ExponentialMovingAverage.apply of "
-                       f"`{code_of(var_list) if var_list is not None else ''}`: converted only "
-                       "for a list of this file's variables written out")
-        self._train.add(i)
-        self._moving_averages.add(i)
-        self._ema_converted.add(small_value.func.value.value)
-        return True
 
     def _made_by_function(self, facts) -> Set[str]:
         """The block is the body of a model function the model-code rule read at its
@@ -449,75 +417,6 @@ class FedGraph:
                 if attr in TRAIN_METHODS:
                     self._train_call(i, node, small, call, stack)
 
-    def _train_call(self, i: int, node, small, call: cst.Call, stack) -> None:
-        attr = call.func.attr.value
-        receiver = call.func.value
-        if not (isinstance(small, cst.Assign) and small.value is call):
-            self._bail(TS108.code, call, f"`.{attr}(...)` is converted only as the whole "
-                       "right-hand side of an assignment")
-        if self._ref(receiver) is not None and self._ref(receiver) in self._optimizers:
-            opt: cst.BaseExpression = receiver
-        elif isinstance(receiver, cst.Call) and (self.tf_api_name(receiver.func) or "") \
-                .startswith("train.") and (self.tf_api_name(receiver.func) or "").endswith("Optimizer"):
-            if names_of(receiver, self.BASE)[0] & (set(self._placeholders) | self._names_of_graph()):
-                self._bail(TS108.code, receiver, "an optimizer built from a fed or computed tensor "
-                           "is not converted")
-            target = small.targets[0].target
-            base = "optimizer"
-            if self._ref(target) is not None:
-                stem = self._ref(target).rpartition(".")[2]
-                for suffix in ("train_op", "_op", "_train", "train_step", "_step"):
-                    stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
-                base = f"{stem.rstrip('_')}_optimizer" if stem.rstrip("_") else "optimizer"
-                if stem.endswith("optimizer"):
-                    # `optimizer = tf.train.AdamOptimizer(lr).minimize(cost)`: the train op
-                    # keeps that name; the optimizer is named after its class
-                    cls = (self.tf_api_name(receiver.func) or "").rpartition(".")[2]
-                    base = "".join(f"_{c.lower()}" if c.isupper() else c for c in cls).lstrip("_")
-            opt = cst.Name(base)  # the final fresh name is chosen in _rewrite
-            self._hoist[i] = (base, receiver, call)
-        else:
-            self._bail(TS108.code, call, f"`{code_of(call.func)}(...)`: the optimizer is not a "
-                       "tf.train optimizer created once in this block")
-        args = self._call_args(call, attr)
-        if attr == "apply_gradients":
-            if i in self._hoist:
-                self._rewrites[i] = node.with_changes(body=[small.with_changes(
-                    value=call.with_changes(func=call.func.with_changes(value=opt)))])
-            self._train.add(i)
-            return
-        loss = args.pop("loss", None)
-        if loss is None:
-            self._bail(TS108.code, call, f"`.{attr}(...)` without a loss")
-        var_list = self._var_list(args.pop("var_list", None), call, i)
-        grad_loss = args.pop("grad_loss", None)
-        grads_args = [cst.Arg(loss), cst.Arg(var_list)]
-        if grad_loss is not None:
-            grads_args.append(cst.Arg(grad_loss))
-        grads = cst.Call(func=cst.parse_expression(f"{self._alias}.gradients"), args=grads_args)
-        pairs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(grads), cst.Arg(var_list)])
-        dropped = sorted(k for k in args if k in ("gate_gradients", "aggregation_method",
-                                                   "colocate_gradients_with_ops"))
-        unknown = sorted(k for k in args if k not in dropped and k not in ("global_step", "name"))
-        if unknown:
-            self._bail(TS108.code, call, f"`.{attr}(...)` with {', '.join(unknown)} is not converted")
-        if attr == "minimize":
-            keep = [cst.Arg(args[k], keyword=cst.Name(k),
-                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                    for k in ("global_step", "name") if k in args]
-            new = cst.Call(func=cst.Attribute(value=opt, attr=cst.Name("apply_gradients")),
-                           args=[cst.Arg(pairs), *keep])
-            self._train.add(i)
-        else:
-            if "global_step" in args or "name" in args:
-                self._bail(TS108.code, call, "compute_gradients(global_step=/name=) is not converted")
-            new = cst.Call(func=cst.Name("list"), args=[cst.Arg(pairs)])
-        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
-        line, _ = self.position(call)
-        self.record_change(call, f"`.{attr}(...)` -> " + (
-            "`apply_gradients` of the tape's gradients" if attr == "minimize"
-            else "the tape's (gradient, variable) pairs") + (
-            f"; dropped {', '.join(dropped)} (no meaning in eager mode)" if dropped else ""))
 
     def _var_element(self, name: str) -> cst.BaseElement:
         if name in self._layers:
@@ -643,18 +542,3 @@ def _unpacked_makers(owner, value: cst.BaseExpression) -> List[cst.Call]:
     return []
 
 
-def _ordered_average(node: cst.CSTNode, api_name) -> Optional[cst.SimpleStatementLine]:
-    """``with tf.control_dependencies([...]): averages_op = ema.apply(...)``: the
-    assignment inside (None for anything else)."""
-    if not (isinstance(node, cst.With) and len(node.items) == 1
-            and isinstance(node.items[0].item, cst.Call)
-            and api_name(node.items[0].item.func) == "control_dependencies"
-            and node.items[0].asname is None and len(node.body.body) == 1):
-        return None
-    stmt = node.body.body[0]
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-            and isinstance(stmt.body[0], cst.Assign) and isinstance(stmt.body[0].value, cst.Call) \
-            and isinstance(stmt.body[0].value.func, cst.Attribute) \
-            and stmt.body[0].value.func.attr.value == "apply":
-        return stmt.with_changes(leading_lines=node.leading_lines)
-    return None

@@ -1,0 +1,230 @@
+"""The feeds rule's update ops: what changes variables when a sess.run fetches it.
+
+A TF1 update op runs only when a sess.run fetches it (or something that depends
+on it); eager code would run it where the line runs. So each one runs in the
+step functions of the sess.run calls that fetch it, after what else they
+compute: ``opt.minimize(loss)`` and ``opt.apply_gradients(...)`` (a tape step),
+``u = W.assign(value)`` of a variable of this file, ``averages_op =
+ema.apply([W, b])`` of a ``tf.train.ExponentialMovingAverage`` (kept where it is
+written too: its first eager call makes the averages), and the groups that only
+run what they depend on (``tf.group``, ``with tf.control_dependencies([...]):
+op = tf.no_op()``). Two updates TF1 started together are reported (TS132).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.session import TS108
+
+
+class UpdateOps:
+    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: reading the
+    update ops of a fed graph (state on the rule)."""
+
+    def _train_call(self, i: int, node, small, call: cst.Call, stack) -> None:
+        attr = call.func.attr.value
+        receiver = call.func.value
+        if not (isinstance(small, cst.Assign) and small.value is call):
+            self._bail(TS108.code, call, f"`.{attr}(...)` is converted only as the whole "
+                       "right-hand side of an assignment")
+        if self._ref(receiver) is not None and self._ref(receiver) in self._optimizers:
+            opt: cst.BaseExpression = receiver
+        elif isinstance(receiver, cst.Call) and (self.tf_api_name(receiver.func) or "") \
+                .startswith("train.") and (self.tf_api_name(receiver.func) or "").endswith("Optimizer"):
+            if names_of(receiver, self.BASE)[0] & (set(self._placeholders) | self._names_of_graph()):
+                self._bail(TS108.code, receiver, "an optimizer built from a fed or computed tensor "
+                           "is not converted")
+            target = small.targets[0].target
+            base = "optimizer"
+            if self._ref(target) is not None:
+                stem = self._ref(target).rpartition(".")[2]
+                for suffix in ("train_op", "_op", "_train", "train_step", "_step"):
+                    stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
+                base = f"{stem.rstrip('_')}_optimizer" if stem.rstrip("_") else "optimizer"
+                if stem.endswith("optimizer"):
+                    # `optimizer = tf.train.AdamOptimizer(lr).minimize(cost)`: the train op
+                    # keeps that name; the optimizer is named after its class
+                    cls = (self.tf_api_name(receiver.func) or "").rpartition(".")[2]
+                    base = "".join(f"_{c.lower()}" if c.isupper() else c for c in cls).lstrip("_")
+            opt = cst.Name(base)  # the final fresh name is chosen in _rewrite
+            self._hoist[i] = (base, receiver, call)
+        else:
+            self._bail(TS108.code, call, f"`{code_of(call.func)}(...)`: the optimizer is not a "
+                       "tf.train optimizer created once in this block")
+        args = self._call_args(call, attr)
+        if attr == "apply_gradients":
+            if i in self._hoist:
+                self._rewrites[i] = node.with_changes(body=[small.with_changes(
+                    value=call.with_changes(func=call.func.with_changes(value=opt)))])
+            self._train.add(i)
+            return
+        loss = args.pop("loss", None)
+        if loss is None:
+            self._bail(TS108.code, call, f"`.{attr}(...)` without a loss")
+        var_list = self._var_list(args.pop("var_list", None), call, i)
+        grad_loss = args.pop("grad_loss", None)
+        grads_args = [cst.Arg(loss), cst.Arg(var_list)]
+        if grad_loss is not None:
+            grads_args.append(cst.Arg(grad_loss))
+        grads = cst.Call(func=cst.parse_expression(f"{self._alias}.gradients"), args=grads_args)
+        pairs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(grads), cst.Arg(var_list)])
+        dropped = sorted(k for k in args if k in ("gate_gradients", "aggregation_method",
+                                                   "colocate_gradients_with_ops"))
+        unknown = sorted(k for k in args if k not in dropped and k not in ("global_step", "name"))
+        if unknown:
+            self._bail(TS108.code, call, f"`.{attr}(...)` with {', '.join(unknown)} is not converted")
+        if attr == "minimize":
+            keep = [cst.Arg(args[k], keyword=cst.Name(k),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for k in ("global_step", "name") if k in args]
+            new = cst.Call(func=cst.Attribute(value=opt, attr=cst.Name("apply_gradients")),
+                           args=[cst.Arg(pairs), *keep])
+            self._train.add(i)
+        else:
+            if "global_step" in args or "name" in args:
+                self._bail(TS108.code, call, "compute_gradients(global_step=/name=) is not converted")
+            new = cst.Call(func=cst.Name("list"), args=[cst.Arg(pairs)])
+        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
+        line, _ = self.position(call)
+        self.record_change(call, f"`.{attr}(...)` -> " + (
+            "`apply_gradients` of the tape's gradients" if attr == "minimize"
+            else "the tape's (gradient, variable) pairs") + (
+            f"; dropped {', '.join(dropped)} (no meaning in eager mode)" if dropped else ""))
+
+    def _moving_average_op(self, i: int, node, small_value) -> bool:
+        """``averages_op = ema.apply([W, b])`` of a ``tf.train.ExponentialMovingAverage``:
+        an op that updates the averages when a sess.run fetches it. It runs in the step
+        functions of those sess.run calls, after what else they compute (as train ops
+        do); the statement also stays where it is, where its first eager call makes
+        the averages (TF1 made them with the graph; that call leaves each average equal
+        to its variable, as TF1's initializer does)."""
+        inner = _ordered_average(node, self.tf_api_name)
+        if inner is not None:
+            # with tf.control_dependencies([train_step]): averages_op = ema.apply(...):
+            # the step runs it after train_step anyway (train ops run in written order)
+            small_value = inner.body[0].value
+            self._rewrites[i] = inner
+        if not (isinstance(small_value, cst.Call) and small_value in self._ema_calls):
+            for n in nodes(node):
+                if isinstance(n, cst.Call) and n in self._ema_calls:
+                    self._bail(TS108.code, n, "ExponentialMovingAverage.apply is converted only "
+                               "as the whole right-hand side of an assignment")
+            return False
+        var_list = next((a.value for k, a in enumerate(small_value.args)
+                         if (a.keyword is None and k == 0)
+                         or (a.keyword is not None and a.keyword.value == "var_list")), None)
+        if not (isinstance(var_list, (cst.List, cst.Tuple)) and var_list.elements and all(
+                isinstance(e, cst.Element) and self._ref(e.value) in self._var_names
+                for e in var_list.elements)):
+            self._bail(TS108.code, small_value, "ExponentialMovingAverage.apply of "
+                       f"`{code_of(var_list) if var_list is not None else ''}`: converted only "
+                       "for a list of this file's variables written out")
+        self._train.add(i)
+        self._moving_averages.add(i)
+        self._ema_converted.add(small_value.func.value.value)
+        return True
+
+    def _assign_op(self, i: int, node, small, call: cst.Call, api: Optional[str]) -> bool:
+        """``u = W.assign(value)`` / ``u = tf.assign(W, value)`` (``_add``/``_sub``) of a
+        variable of this file, as the whole right-hand side: an op that changes
+        ``W`` when a sess.run fetches it. It runs in the step functions of those
+        sess.run calls, after what else they compute (as train ops do), and its
+        value is the variable's new value, as TF1 returns it."""
+        comp = small.value if isinstance(small, cst.Assign) else None
+        if isinstance(comp, cst.ListComp) and comp.elt is call:
+            # [tf.assign(t, (1 - tau) * t + tau * e) for t, e in zip(t_params, e_params)]
+            looped = {n.value for n in nodes(comp.for_in.target) if isinstance(n, cst.Name)} \
+                if comp.for_in.inner_for_in is None and not comp.for_in.ifs else set()
+        elif not (isinstance(small, cst.Assign) and small.value is call):
+            return False
+        else:
+            looped = set()
+        if any(a.star for a in call.args):
+            return False
+        method = api if api is not None else call.func.attr.value
+        if method not in ("assign", "assign_add", "assign_sub"):
+            return False
+        if api is None:
+            ref, rest = call.func.value, list(call.args)
+        else:
+            if not call.args or call.args[0].keyword is not None:
+                return False
+            ref, rest = call.args[0].value, list(call.args[1:])
+        if self._ref(ref) not in self._var_names and not (
+                isinstance(ref, cst.Name) and ref.value in looped):
+            return False
+        keep = []
+        for k, arg in enumerate(rest):
+            key = arg.keyword.value if arg.keyword is not None else ("value", "use_locking",
+                                                                     "name")[min(k, 2)]
+            if key == "validate_shape" and not (isinstance(arg.value, cst.Name)
+                                                and arg.value.value in ("None", "True")):
+                return False
+            if key != "validate_shape":
+                keep.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        new = cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(method)), args=keep)
+        if isinstance(comp, cst.ListComp) and comp.elt is call:
+            new = comp.with_changes(elt=new)
+            self._assign_lists.add(i)
+        self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
+        self._assigns.add(i)
+        self._train.add(i)
+        if api is not None:
+            self.record_change(call, f"tf.{api}({code_of(ref)}, ...) -> `{code_of(ref)}.{method}(...)`, "
+                               "run when fetched")
+        return True
+
+    def _note_unordered(self, node: cst.CSTNode, grouped: cst.CSTNode, i: int) -> None:
+        """TS132 when ``grouped`` (a group's or control_dependencies' ops) holds two
+        updates (train ops, assign ops, moving averages) neither of which waits for the
+        other: TF1 runs them at the same time."""
+        defs = {}
+        for name in sorted(names_of(grouped, self.BASE)[0]):
+            made = [j for j in self._train if j < i and name in self._stmts[j].writes]
+            if made:
+                defs[name] = max(made)
+        unordered = [(a, b) for a in defs for b in defs if a < b
+                     and a not in self._stmts[defs[b]].reads
+                     and b not in self._stmts[defs[a]].reads]
+        if unordered:
+            a, b = unordered[0]
+            self.report("TS132", node, f"TF1 runs `{a}` and `{b}` at the same time, in no fixed "
+                        "order; the step function runs them in the order they are written "
+                        "(tapeshift verify --legacy-runs 3 shows whether the legacy runs differ)",
+                        changes_numbers=True)
+
+
+def _ordered_average(node: cst.CSTNode, api_name) -> Optional[cst.SimpleStatementLine]:
+    """``with tf.control_dependencies([...]): averages_op = ema.apply(...)``: the
+    assignment inside (None for anything else)."""
+    if not (isinstance(node, cst.With) and len(node.items) == 1
+            and isinstance(node.items[0].item, cst.Call)
+            and api_name(node.items[0].item.func) == "control_dependencies"
+            and node.items[0].asname is None and len(node.body.body) == 1):
+        return None
+    stmt = node.body.body[0]
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(stmt.body[0], cst.Assign) and isinstance(stmt.body[0].value, cst.Call) \
+            and isinstance(stmt.body[0].value.func, cst.Attribute) \
+            and stmt.body[0].value.func.attr.value == "apply":
+        return stmt.with_changes(leading_lines=node.leading_lines)
+    return None
+
+
+def groups_only(node: cst.With, api_name) -> bool:
+    """``with tf.control_dependencies([...]): name = tf.no_op(...)`` (or ``tf.group``):
+    the statement only makes an op that runs its dependencies."""
+    body = node.body.body
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) \
+            or len(body[0].body) != 1 or not isinstance(body[0].body[0], cst.Assign):
+        return False
+    value = body[0].body[0].value
+    return isinstance(value, cst.Call) and api_name(value.func) in ("no_op", "group") and all(
+        isinstance(item.item, cst.Call) and api_name(item.item.func) == "control_dependencies"
+        for item in node.items)
