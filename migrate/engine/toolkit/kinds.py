@@ -31,6 +31,10 @@ NON_TENSOR = frozenset({
 NON_TENSOR_MODULES = frozenset({"train", "summary", "distribute"})
 
 
+#: the kind of a name bound to a lambda whose body is a TensorFlow op's call
+RETURNS_TENSOR = "function returning a tensor"
+
+
 class KindMixin:
     """Infer, per name, what kind of value a module-level or local name holds."""
 
@@ -41,6 +45,9 @@ class KindMixin:
                 return "tensor"  # a layer object the model-code rule made, called
             name = self.tf_api_name(expr.func)
             if name is None:
+                # f = lambda a, b: tf.sin(b * tf.cos(a * x)); f(a, b): what its body makes
+                if isinstance(expr.func, cst.Name) and kinds.get(expr.func.value) == RETURNS_TENSOR:
+                    return "tensor"
                 # ema.average(W): the moving average's variable
                 func = expr.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "average" \
@@ -94,7 +101,9 @@ class KindMixin:
                 continue
             target = node.targets[0].target
             if isinstance(target, cst.Name):
-                kind = self.expr_kind(node.value, kinds)
+                kind = self.expr_kind(node.value, kinds) if not isinstance(node.value, cst.Lambda) \
+                    else (RETURNS_TENSOR if self.expr_kind(node.value.body, kinds) == "tensor"
+                          and isinstance(node.value.body, cst.Call) else "unknown")
                 name = target.value
                 if name in kinds and kinds[name] != kind:
                     kind = "unknown"

@@ -42,3 +42,21 @@ def test_optimizers_writers_and_strategies_are_no_tensors():
         context = tf.distribute.get_replica_context()
     """)
     assert set(found.values()) == {"unknown"}
+
+
+def test_calls_of_a_lambda_of_a_tf_op_and_averages_are_tensors():
+    found = kinds("""
+        import tensorflow as tf
+        x = tf.constant([1.0, 2.0])
+        f = lambda a, b: tf.sin(b * tf.cos(a * x))
+        g = lambda a: a + 1
+        pred = f(1.0, 2.0)
+        other = g(x)
+        w = tf.Variable(1.0)
+        ema = tf.train.ExponentialMovingAverage(0.9)
+        avg = ema.average(w)
+        a, b = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0), [0, x])
+    """)
+    assert found["pred"] == "tensor" and found["avg"] == "tensor"
+    assert found["other"] == "unknown"  # g's body is not a TensorFlow op
+    assert found["a"] == found["b"] == "tensor"  # while_loop gives tensors back, eager too
