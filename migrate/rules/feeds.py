@@ -48,7 +48,8 @@ from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
-from tapeshift.migrate.rules.session import MOVING_AVERAGES, TS107, moving_average_applies
+from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
+                                             moving_average_applies)
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
@@ -268,8 +269,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
                 recv, attr = n.func.value, n.func.attr.value
                 if attr == "run" and self._ref(recv) is not None and self._ref(recv) == session:
-                    if self._inline_update(n):
-                        return  # made and run at this line, as eager code: the session rule's
+                    if inline_update(n, self.tf_api_name) is not None:
+                        # sess.run(tf.assign(v, x)), fed nothing: TF1 makes the op at that line
+                        # and runs it there, as eager code does: the session rule's
+                        return
                     run = self._run_of(n, n.args, ("fetches", "feed_dict", "options",
                                                    "run_metadata"), None)
                     if run is not None and (run.feeds or set(run.names) & graph_names):
@@ -384,19 +387,6 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
                   names, feed_name=base, extra=extra)
         run.optional = [k for k in dict.fromkeys(every) if k not in common]
         return run
-
-    def _inline_update(self, run: cst.Call) -> bool:
-        """``sess.run(tf.assign(v, x))`` (or ``v.assign(x)``, ``assign_add``/``_sub``), fed
-        nothing: TF1 makes the op at that line and runs it there, which eager code
-        does as written (the session rule writes ``v.assign(x)``)."""
-        if len(run.args) != 1 or run.args[0].keyword is not None \
-                or not isinstance(run.args[0].value, cst.Call):
-            return False
-        call = run.args[0].value
-        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
-        api = self.tf_api_name(call.func)
-        return api in ("assign", "assign_add", "assign_sub") or (
-            api is None and method in ("assign", "assign_add", "assign_sub"))
 
     def _zipped_keys(self, feed: Optional[cst.BaseExpression]) -> Optional[List[str]]:
         """``dict(zip(KEYS, VALUES))``: the placeholders KEYS lists (a list or tuple

@@ -20,7 +20,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
-from tapeshift.migrate.rules.session import TS108
+from tapeshift.migrate.rules.session import VARIABLE_UPDATES, TS108
 
 
 class UpdateOps:
@@ -148,7 +148,7 @@ class UpdateOps:
         if any(a.star for a in call.args):
             return False
         method = api if api is not None else call.func.attr.value
-        if method not in ("assign", "assign_add", "assign_sub"):
+        if method not in VARIABLE_UPDATES:
             return False
         if api is None:
             ref, rest = call.func.value, list(call.args)

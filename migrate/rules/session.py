@@ -53,6 +53,27 @@ STATEFUL_METHODS = frozenset({
     "get_next", "make_one_shot_iterator", "make_initializable_iterator",
 })
 
+#: TF1's variable updates that an eager variable has as methods of the same name
+#: (``tf.assign(v, x)`` -> ``v.assign(x)``)
+VARIABLE_UPDATES = ("assign", "assign_add", "assign_sub")
+
+
+def inline_update(run: cst.Call, api_name) -> Optional[cst.Call]:
+    """The update ``run`` makes and runs at its line: its one argument, given by
+    position, ``tf.assign(v, x)`` or ``v.assign(x)`` (``assign_add``, ``assign_sub``);
+    None for any other run. (The session rule converts it when ``v`` is a variable
+    the file makes; the feeds rule leaves such runs to it.)"""
+    if len(run.args) != 1 or run.args[0].keyword is not None \
+            or not isinstance(run.args[0].value, cst.Call):
+        return None
+    call = run.args[0].value
+    api = api_name(call.func)
+    if api in VARIABLE_UPDATES or api is None and isinstance(call.func, cst.Attribute) \
+            and call.func.attr.value in VARIABLE_UPDATES:
+        return call
+    return None
+
+
 #: the shared fact: names of the moving averages whose ``apply`` ops the feeds rule
 #: runs in its step functions
 MOVING_AVERAGES = "moving_averages"
@@ -385,7 +406,7 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         TF1 makes the op at that line and runs it there, each time the line runs, as
         eager ``v.assign(x)`` does. Only for a variable this file makes, by name, with
         the value as the only other argument."""
-        if method not in ("assign", "assign_add", "assign_sub") or len(stack) < 2:
+        if method not in VARIABLE_UPDATES or len(stack) < 2:
             return False
         arg, run = stack[-1], stack[-2]
         if not (isinstance(arg, cst.Arg) and isinstance(run, cst.Call) and run.args

@@ -21,7 +21,7 @@ from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.engine.tf1_api_table import TF1_ONLY
 from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, SEEDED_INITIALIZERS, TF1_SOURCE, eager_compat
-from tapeshift.migrate.rules.session import TS113, TS116
+from tapeshift.migrate.rules.session import TS113, TS116, inline_update
 
 #: Gone from TensorFlow altogether (not even in ``tf.compat.v1``).
 GONE = frozenset({"contrib"})
@@ -137,10 +137,10 @@ class TF1OnlyNames(TapeshiftCodemod):
             return False
         # sess.run(tf.assign(v, x)): made and run at that line, which the session rule
         # writes v.assign(x) (the check of its output, STRICT, sees what it leaves)
-        if not self.STRICT and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run" \
-                and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call) \
-                and self.is_tf(node.args[0].value.func, "assign", "assign_add", "assign_sub"):
-            for arg in node.args[0].value.args:
+        update = inline_update(node, self.tf_api_name) if not self.STRICT and isinstance(
+            node.func, cst.Attribute) and node.func.attr.value == "run" else None
+        if update is not None and self.tf_api_name(update.func) is not None:
+            for arg in update.args:
                 arg.visit(self)
             return False
         if not self.STRICT:
