@@ -222,9 +222,10 @@ def plan(files: Dict[str, str], root: Path, migrate: Migrate) -> Dict[str, Tuple
         failed: Set[HelperKey] = set()
         for p in involved:
             output = migrate(p, files[p], facts.get(p, ()))
+            migrated = cst.parse_module(output) if output is not None else None
             for kind, ref, _, _ in facts.get(p, ()):
                 key = (_module_of(paths[p], root), ref) if kind == "def" else calls[p][ref]
-                if output is None or not _converted(output, kind, ref):
+                if migrated is None or not _converted(migrated, kind, ref):
                     failed.add(key)  # type: ignore[arg-type]
         if not failed:
             return {p: f for p, f in facts.items() if f}
@@ -254,10 +255,9 @@ def _facts(involved: Sequence[str], calls: Dict[str, Dict[str, HelperKey]],
     return {p: tuple(f) for p, f in out.items()}
 
 
-def _converted(output: str, kind: str, ref: str) -> bool:
-    """Whether the migrated text took the tape form for ``ref``: the helper has
+def _converted(module: cst.Module, kind: str, ref: str) -> bool:
+    """Whether the migrated module took the tape form for ``ref``: the helper has
     the tape parameter, or every call of ``ref`` passes a tape."""
-    module = cst.parse_module(output)
     if kind == "def":
         return any(isinstance(fn, cst.FunctionDef) and fn.name.value == ref
                    and TAPE_PARAM in _params(fn) for fn in module.body)

@@ -410,9 +410,12 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
         ``dict(zip(name, values))`` feeds: the binding goes with the feeds."""
         bound: Dict[str, List[cst.Assign]] = {}
         keyed: Dict[str, int] = {}
+        spelled: Dict[str, int] = {}  # every Name node, in methods too: the binding and reads
         for stmt in stmts:
             for node in nodes(stmt):
-                if isinstance(node, cst.Assign):
+                if isinstance(node, cst.Name):
+                    spelled[node.value] = spelled.get(node.value, 0) + 1
+                elif isinstance(node, cst.Assign):
                     for t in node.targets:
                         for name in nodes(t.target):
                             if isinstance(name, cst.Name):
@@ -421,11 +424,6 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
                     keys = node.args[0].value.args[0].value
                     if isinstance(keys, cst.Name):
                         keyed[keys.value] = keyed.get(keys.value, 0) + 1
-        spelled: Dict[str, int] = {}  # every Name node, in methods too: the binding and reads
-        for stmt in stmts:
-            for n in nodes(stmt):
-                if isinstance(n, cst.Name) and n.value in keyed:
-                    spelled[n.value] = spelled.get(n.value, 0) + 1
         return {name: assigns[0] for name, assigns in bound.items()
                 if name in keyed and len(assigns) == 1 and len(assigns[0].targets) == 1
                 and isinstance(assigns[0].targets[0].target, cst.Name)

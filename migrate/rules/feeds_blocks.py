@@ -91,14 +91,12 @@ class GraphBlocks:
             self._groupings.add(i)
             self._note_unordered(node, node.items[0].item, i)
 
-
     def _scope_items_only(self, node: cst.With) -> bool:
         """A ``with`` of contexts that mean the same in eager code (device placement,
         name scopes, control dependencies: eager ops run in order)."""
         return all(isinstance(item.item, cst.Call) and self.tf_api_name(item.item.func) in (
             "device", "name_scope", "control_dependencies") and item.asname is None
             for item in node.items)
-
 
 
 #: list and dict methods that change the object in place
@@ -116,5 +114,3 @@ def _mutated_lists(node: cst.CSTNode) -> Set[str]:
                 and isinstance(n.target.value, cst.Name):
             out.add(n.target.value.value)
     return out
-
-

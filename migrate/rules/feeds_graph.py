@@ -205,7 +205,6 @@ class FedGraph:
             self._graph_statement(i, node)
             tainted |= st.writes
 
-
     def _made_by_function(self, facts) -> Set[str]:
         """The block is the body of a model function the model-code rule read at its
         first call: what it made there, before the call, exists when the body runs
@@ -417,7 +416,6 @@ class FedGraph:
                 if attr in TRAIN_METHODS:
                     self._train_call(i, node, small, call, stack)
 
-
     def _var_element(self, name: str) -> cst.BaseElement:
         if name in self._layers:
             return cst.StarredElement(cst.Attribute(cst.parse_expression(name),
@@ -540,5 +538,3 @@ def _unpacked_makers(owner, value: cst.BaseExpression) -> List[cst.Call]:
             maker(e.value) for e in value.elements):
         return [e.value for e in value.elements]
     return []
-
-
