@@ -404,15 +404,13 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
     def _inline_update(self, call: cst.Call, method: str, stack, sessions: Set[str]) -> bool:
         """``sess.run(tf.assign(v, x))`` (``assign_add``, ``assign_sub``, or the method):
         TF1 makes the op at that line and runs it there, each time the line runs, as
-        eager ``v.assign(x)`` does. Only for a variable this file makes, by name, with
-        the value as the only other argument."""
-        if method not in VARIABLE_UPDATES or len(stack) < 2:
-            return False
-        arg, run = stack[-1], stack[-2]
-        if not (isinstance(arg, cst.Arg) and isinstance(run, cst.Call) and run.args
-                and run.args[0] is arg and arg.keyword is None
-                and isinstance(run.func, cst.Attribute) and run.func.attr.value == "run"
-                and isinstance(run.func.value, cst.Name) and run.func.value.value in sessions):
+        eager ``v.assign(x)`` does (:func:`inline_update`). Only for a variable this file
+        makes, by name, with the value as the only other argument."""
+        run = stack[-2] if len(stack) > 1 else None
+        if not (isinstance(run, cst.Call) and isinstance(run.func, cst.Attribute)
+                and run.func.attr.value == "run" and isinstance(run.func.value, cst.Name)
+                and run.func.value.value in sessions
+                and inline_update(run, self.tf_api_name) is call):
             return False
         if isinstance(call.func, cst.Attribute) and self.tf_api_name(call.func) is None:
             ref, rest = call.func.value, list(call.args)
