@@ -178,8 +178,13 @@ def _run_pool(items, indices, job, workers, on_crash, finish) -> List[int]:
                                       initializer=_worker_init)
     futures: Dict[cf.Future, int] = {}
     try:
-        for i in indices:
-            futures[executor.submit(job, items[i])] = i
+        unsent: List[int] = []  # a worker died while the jobs were handed out
+        for k, i in enumerate(indices):
+            try:
+                futures[executor.submit(job, items[i])] = i
+            except cf.process.BrokenProcessPool:
+                unsent = list(indices)[k:]
+                break
         pending = set(futures)
 
         def handle(fut: cf.Future) -> bool:
@@ -200,10 +205,10 @@ def _run_pool(items, indices, job, workers, on_crash, finish) -> List[int]:
             dead += [fut for fut in ready if not handle(fut)]
             if dead:
                 break
-        if dead:
+        if dead or unsent:
             # a job that finished after the wait above returned is delivered too
             # (else it would be neither a result nor run again); the rest run again
-            todo = [futures[f] for f in dead]
+            todo = [futures[f] for f in dead] + unsent
             for f in pending:
                 if not (f.done() and not f.cancelled() and handle(f)):
                     todo.append(futures[f])
