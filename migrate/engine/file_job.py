@@ -28,7 +28,7 @@ from tapeshift.migrate.fileio.encoding import (BOM, SourceDecodeError, SourceEnc
                               encode_source, same_encoding)
 from tapeshift.migrate.fileio.files import atomic_write_bytes
 from tapeshift.migrate.engine.findings import TS100, TS114, Change, Finding, Severity, make_finding
-from tapeshift.migrate.engine.python_syntax import compile_quietly
+from tapeshift.migrate.engine.python_syntax import compile_quietly, compiled_already
 from tapeshift.migrate.engine.settings import Settings
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -132,7 +132,9 @@ def _migrate_python(text: str, enc: SourceEncoding, path: str, settings: Setting
         return error_record(path, TS114.code, "the migration would move or drop the file's "
                             "encoding declaration; file left untouched", text, "python",
                             result.findings)
-    problem = _compiles(data, path)
+    # the bytes hold the text the pipeline compiled, in the codec their cookie
+    # declares (same_encoding): Python decodes them to that text again
+    problem = None if compiled_already(result.output) else _compiles(data, path)
     if problem:
         return error_record(path, TS114.code, f"the migrated file does not compile ({problem}); "
                             f"file left untouched", text, "python", result.findings)

@@ -142,9 +142,13 @@ class _StartsState(CodegenState):
     #: the nodes, in the order they got their start
     nodes: List[cst.CSTNode] = field(default_factory=list)
     labels: List[cst.Name] = field(default_factory=list)
-    #: the module's own parts (header lines, statements, footer lines) -> (start, end)
-    spans: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
+    #: the module's own parts (header lines, statements, footer lines) -> (start token,
+    #: end token, first node, end node, first label, end label): indexes into
+    #: ``tokens``, ``nodes`` and ``labels``, whose entries for one part are consecutive
+    spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]] = field(default_factory=dict)
     _stack: List[int] = field(default_factory=list)
+    #: (nodes, labels) recorded when the last part ended
+    _part_end: Tuple[int, int] = (0, 0)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         self._stack.append(len(self.tokens))
@@ -161,7 +165,10 @@ class _StartsState(CodegenState):
             self.starts[key] = start
             self.nodes.append(node)
         if len(self._stack) == 1:  # printed by the module itself: one of its parts
-            self.spans[node] = (start, len(self.tokens))
+            nodes, labels = len(self.nodes), len(self.labels)
+            first_node, first_label = self._part_end
+            self.spans[node] = (start, len(self.tokens), first_node, nodes, first_label, labels)
+            self._part_end = (nodes, labels)
 
     def record_syntactic_position(self, node: cst.CSTNode, *,
                                   start_node: Optional[cst.CSTNode] = None,
@@ -203,8 +210,9 @@ class Printed:
     nodes: List[cst.CSTNode]
     #: the Name nodes that label (``x.attr``, ``f(keyword=...)``), in print order
     labels: List[cst.Name]
-    #: the module's own parts -> (first token, end token)
-    spans: Dict[cst.CSTNode, Tuple[int, int]]
+    #: the module's own parts -> (first token, end token, first node, end node, first
+    #: label, end label)
+    spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]]
 
 
 def print_with_starts(module: cst.Module) -> Printed:
@@ -215,6 +223,18 @@ def print_with_starts(module: cst.Module) -> Printed:
     state = _StartsState(default_indent=module.default_indent,
                          default_newline=module.default_newline)
     module._codegen(state)
+    return Printed(state.tokens, state.starts, state.nodes, state.labels, state.spans)
+
+
+def print_parts_with_starts(parts: Sequence[cst.CSTNode], module: cst.Module) -> Printed:
+    """Print some of ``module``'s own parts (header lines, statements, footer
+    lines) as the module prints them, recording what :func:`print_with_starts`
+    records of them (the module's own start and its end of file excepted)."""
+    state = _StartsState(default_indent=module.default_indent,
+                         default_newline=module.default_newline)
+    state._stack.append(0)  # in the module, as its parts are printed
+    for part in parts:
+        part._codegen(state)
     return Printed(state.tokens, state.starts, state.nodes, state.labels, state.spans)
 
 
@@ -251,8 +271,25 @@ def add_imports_at_head(context: CodemodContext, module: cst.Module) -> cst.Modu
     head = min(end + 1, len(body))  # and the statement after the block
     if head == len(body):
         return AddImportsVisitor(context).transform_module(module)
-    top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
-    return module.with_changes(body=(*top.body, *body[head:]))
+    # of the statement after the block the visitor reads that it is not an import
+    # line and may give it an empty line before: a one-line stand-in with its leading
+    # lines (a class of a thousand lines there would be walked and rebuilt)
+    after = body[head - 1] if end < head else None
+    marker = cst.Pass()
+    stand_in = None if after is None else cst.SimpleStatementLine(
+        body=[marker], leading_lines=after.leading_lines)
+    top = AddImportsVisitor(context).transform_module(module.with_changes(
+        body=body[:head] if stand_in is None else (*body[:head - 1], stand_in)))
+    new_head = list(top.body)
+    if stand_in is not None:
+        last = new_head[-1]
+        if not (type(last) is cst.SimpleStatementLine and last.body and last.body[0] is marker):
+            # not where it was expected: the visitor on the real statement
+            top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
+            return module.with_changes(body=(*top.body, *body[head:]))
+        new_head[-1] = after if last.leading_lines == after.leading_lines \
+            else after.with_changes(leading_lines=last.leading_lines)
+    return module.with_changes(body=(*new_head, *body[head:]))
 
 
 # -- matcher decorators ---------------------------------------------------------------

@@ -40,10 +40,12 @@ from tapeshift.migrate.engine.rule import (
     findings_of,
 )
 from tapeshift.migrate.engine.settings import MODES, Settings
-from tapeshift.migrate.engine.toolkit.metadata import clear_tree_caches, printed_start_positions, qualified_names
+from tapeshift.migrate.engine.toolkit.metadata import (clear_tree_caches, note_derived, printed_start_positions,
+                                                       qualified_names)
+from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
-from tapeshift.migrate.engine.toolkit.walk import nodes, remembering
+from tapeshift.migrate.engine.toolkit.walk import distinct_nodes, nodes, remembering
 from tapeshift.migrate.engine import registry
 from tapeshift.migrate.rules.renames import OTHER_DEFAULTS, RENAMES, TF1_SOURCE
 from tapeshift.migrate.rules.tf1_only import EAGER_UNSUPPORTED, tf1_only
@@ -89,11 +91,15 @@ class _Tree:
     """One version of the module: its code and its metadata, resolved on first
     use and shared by every rule that reads this version."""
 
-    def __init__(self, module: cst.Module, code: Optional[str] = None, parsed: bool = False):
+    def __init__(self, module: cst.Module, code: Optional[str] = None, parsed: bool = False,
+                 parent: Optional[StartPositions] = None):
+        """``parent``: for a rule's output, the printed start positions of the
+        rule's input, whose unchanged statements it shares."""
         self._module = module
         self._code = code
         self._names: Optional[frozenset] = None
         self._wrapper: Optional[MetadataWrapper] = None
+        self._parent = parent
         if parsed:
             # straight from the parser, no node appears twice: no defensive copy
             self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -101,10 +107,18 @@ class _Tree:
     @property
     def wrapper(self) -> MetadataWrapper:
         if self._wrapper is None:
-            # a rule's output may hold one node in two places, which metadata
-            # (one answer per node) cannot tell apart: then LibCST's copy
-            self._wrapper = MetadataWrapper(
-                self._module, unsafe_skip_copy=active() and _each_node_once(self._module))
+            # a rule's output may hold one node in two places, which metadata (one
+            # answer per node) cannot tell apart: LibCST copies the whole tree;
+            # here only a node met again is copied, and the input's statements
+            # the output kept are not even walked (they hold each node once)
+            module, parent = self._module, self._parent
+            if active():
+                if parent is not None:
+                    module = distinct_nodes(module, parent.part_nodes)
+                    note_derived(module, parent)
+                elif not _each_node_once(module):
+                    module = distinct_nodes(module)
+            self._wrapper = MetadataWrapper(module, unsafe_skip_copy=active())
             self._module = self._wrapper.module
         return self._wrapper
 
@@ -189,7 +203,7 @@ class _Runner:
         else:
             starts = printed_start_positions(tree.wrapper)
             code = new.code if starts is None else starts.code_of(new)
-            out = tree if code == tree.code else _Tree(new, code)
+            out = tree if code == tree.code else _Tree(new, code, parent=starts)
         findings, changes = findings_of(context), changes_of(context)
         after = _snapshot(context.scratch.get(SCRATCH_SHARED, {}))
         if before is not None and after is not None:

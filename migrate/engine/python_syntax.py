@@ -31,13 +31,27 @@ def parse(code: str) -> Optional[ast.Module]:
             return None
 
 
+#: the last text :func:`compile_quietly` compiled without error (kept by identity)
+_last_compiled: Optional[str] = None
+
+
 def compile_quietly(code, filename: str) -> None:
     """``compile(code, filename, "exec")`` as the file's own Python would do it
     (no flags inherited from here), raising what it raises: a check that the
     code compiles, without printing its warnings."""
+    global _last_compiled
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compile(code, filename, "exec", dont_inherit=True)
+    if isinstance(code, str):
+        _last_compiled = code
+
+
+def compiled_already(code: str) -> bool:
+    """``code`` is the very string object the last successful
+    :func:`compile_quietly` compiled (the pipeline compiles its output before
+    returning it: the file job need not compile the same text again)."""
+    return code is _last_compiled
 
 
 def symbols(code: str, filename: str = "<module>") -> Optional[symtable.SymbolTable]:

@@ -285,6 +285,13 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
         names = self.tf_api_names(node)
         return min(names) if names else None
 
+    def spelled(self, word: str) -> bool:
+        """``word`` may be an identifier of the code this rule reads (False only
+        when the pipeline's screen says it is spelled nowhere in it: then no
+        TensorFlow name the file uses has it as a part)."""
+        spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
+        return spelled is None or word in spelled
+
     def is_tf(self, node: cst.CSTNode, *names: str) -> bool:
         spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
         if spelled is not None and not any(n.rpartition(".")[2] in spelled for n in names):

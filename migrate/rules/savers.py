@@ -50,7 +50,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.toolkit.walk import children, nodes_of
 from tapeshift.migrate.rules.model_code_calls import SAVER, bind, is_false, is_none
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -245,21 +245,16 @@ class SaversToEager(KindMixin, TapeshiftCodemod):
         """scope -> the names bound to a Session in it (``with tf.Session() as
         sess``, ``sess = tf.Session(...)``)."""
         out: Dict[int, Set[str]] = {}
-
-        class _V(cst.CSTVisitor):
-            def visit_WithItem(v, item: cst.WithItem) -> None:
-                if isinstance(item.item, cst.Call) and self.tf_api_name(item.item.func) in SESSIONS \
-                        and item.asname is not None and isinstance(item.asname.name, cst.Name):
-                    scope = self._owner.get(id(item))
-                    out.setdefault(id(scope), set()).add(item.asname.name.value)
-
-            def visit_Assign(v, a: cst.Assign) -> None:
-                if isinstance(a.value, cst.Call) and self.tf_api_name(a.value.func) in SESSIONS \
-                        and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
-                    scope = self._owner.get(id(a))
-                    out.setdefault(id(scope), set()).add(a.targets[0].target.value)
-
-        module.visit(_V())
+        for node in nodes_of(module, (cst.WithItem, cst.Assign)):
+            if isinstance(node, cst.WithItem):
+                if isinstance(node.item, cst.Call) and self.tf_api_name(node.item.func) in SESSIONS \
+                        and node.asname is not None and isinstance(node.asname.name, cst.Name):
+                    scope = self._owner.get(id(node))
+                    out.setdefault(id(scope), set()).add(node.asname.name.value)
+            elif isinstance(node.value, cst.Call) and self.tf_api_name(node.value.func) in SESSIONS \
+                    and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                scope = self._owner.get(id(node))
+                out.setdefault(id(scope), set()).add(node.targets[0].target.value)
         return out
 
     def _uses(self, call: cst.Call, target: str, scope: cst.CSTNode,

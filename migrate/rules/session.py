@@ -30,7 +30,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines, merged_lines
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, untouched
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, nodes_of, untouched
 from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 # the codes, documented in session_codes.py (the feeds rules report them too) and imported
 # from here by those rules, as before
@@ -83,12 +83,14 @@ def moving_average_applies(module: cst.Module, api_name) -> List[cst.Call]:
     """``ema.apply(var_list)`` calls of ``ema = tf.train.ExponentialMovingAverage(...)``:
     the update op of the averages, which runs when a sess.run fetches it (the feeds
     rule converts it; the first eager call makes the averages)."""
-    emas = {t.target.value for n in nodes(module) if isinstance(n, cst.Assign)
-            and isinstance(n.value, cst.Call)
+    emas = {t.target.value for n in nodes_of(module, cst.Assign)
+            if isinstance(n.value, cst.Call)
             and api_name(n.value.func) == "train.ExponentialMovingAverage"
             for t in n.targets if isinstance(t.target, cst.Name)}
-    return [n for n in nodes(module) if emas and isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute) and n.func.attr.value == "apply"
+    if not emas:
+        return []
+    return [n for n in nodes_of(module, cst.Call)
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "apply"
             and isinstance(n.func.value, cst.Name) and n.func.value.value in emas]
 
 
@@ -321,6 +323,8 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         """Names bound to a ``tf.distribute`` call (a strategy, a replica context): their
         ``.run(fn)`` is a distributed call of a function, not a graph run."""
         names: Set[str] = set()
+        if not self.spelled("distribute"):
+            return names  # no tf.distribute name in the file
         for n, _ in in_order(module):  # assignments in the order they are written
             if isinstance(n, cst.Assign) and len(n.targets) == 1 \
                     and isinstance(n.targets[0].target, cst.Name):

@@ -74,17 +74,34 @@ def qualified_names(wrapper: MetadataWrapper) -> Mapping:
 
 #: id(wrapper) -> (wrapper, its start positions), for the trees of the file being migrated
 _STARTS: dict = {}
+#: id(module) -> (module, the start positions of the module a rule made it from)
+_DERIVED: dict = {}
 
 
 def start_positions(wrapper: MetadataWrapper) -> StartPositions:
     """Where the nodes of ``wrapper.module`` start (what ``PositionProvider``'s
-    ``.start`` gives), printed once per wrapper, shared by its readers."""
+    ``.start`` gives), printed once per wrapper, shared by its readers (for a
+    rule's output noted with :func:`note_derived`, composed from its input's)."""
     known = _STARTS.get(id(wrapper))
     if known is None or known[0] is not wrapper:
         if len(_STARTS) >= 8:  # callers that never clear keep only the last few trees
             del _STARTS[next(iter(_STARTS))]
-        known = _STARTS[id(wrapper)] = (wrapper, StartPositions(wrapper.module))
+        module = wrapper.module
+        parent = _DERIVED.get(id(module))
+        starts = None
+        if parent is not None and parent[0] is module:
+            starts = StartPositions.derived(parent[1], module)
+        known = _STARTS[id(wrapper)] = (wrapper, starts or StartPositions(module))
     return known[1]
+
+
+def note_derived(module, parent: StartPositions) -> None:
+    """``module`` (each node object in one place) is a rule's output from the
+    module of ``parent``, keeping some of its parts: its start positions, when
+    asked for, are composed from ``parent``'s (:meth:`StartPositions.derived`)."""
+    if len(_DERIVED) >= 8:
+        del _DERIVED[next(iter(_DERIVED))]
+    _DERIVED[id(module)] = (module, parent)
 
 
 def printed_start_positions(wrapper: MetadataWrapper) -> Optional[StartPositions]:
@@ -98,6 +115,7 @@ def clear_tree_caches() -> None:
     """Let the trees of the file just migrated go (the per-wrapper caches)."""
     qualified_names.cache_clear()
     _STARTS.clear()
+    _DERIVED.clear()
 
 
 class OnDemand(Mapping):

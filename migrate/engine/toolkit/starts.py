@@ -17,38 +17,116 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from typing import Iterator, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodePosition, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import NEWLINE_RE
 
-from tapeshift.migrate.engine.libcst_speedups import active, print_with_starts
+from tapeshift.migrate.engine.libcst_speedups import (Printed, active, print_parts_with_starts,
+                                                      print_with_starts)
 
 
 class StartPositions:
     """Start positions of the nodes of one module, printed once on creation."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, printed: Optional[Printed] = None) -> None:
+        """``printed``: what printing ``module`` recorded (:meth:`derived` composes
+        it); by default ``module`` is printed here."""
         if not active():
             self._from_libcst(module)
             return
-        state = print_with_starts(module)
+        state = print_with_starts(module) if printed is None else printed
         #: id(node) -> its start's token index (the nodes are alive: ids are theirs)
         self._starts = state.starts
         self._nodes = state.nodes
+        self._tokens: Optional[List[str]] = state.tokens
+        self._label_nodes = state.labels
         #: the module's code (printed here anyway)
         self.code = "".join(state.tokens)
         #: ids of the Name nodes that label rather than refer (``x.attr``,
         #: ``f(keyword=...)``), which LibCST's scope analysis never visits: seen
         #: on the way, so that ``_names`` need not walk the tree for them
-        self.labels = frozenset(id(name) for name in state.labels)
+        self.labels = frozenset(map(id, state.labels))
         self._lines = [0] + [m.end() for m in NEWLINE_RE.finditer(self.code)]
         #: token index -> character offset
         self._offsets = [0, *itertools.accumulate(map(len, state.tokens))]
         self._module = module
         # a module without a final newline drops its last part's (spans say where it was)
         self._spans = state.spans if module.has_trailing_newline else {}
+        #: id(part) -> (part, its print) for the parts of rule outputs code_of printed
+        self._part_prints: Dict[int, Tuple[cst.CSTNode, Printed]] = {}
+
+    @classmethod
+    def derived(cls, old: "StartPositions", module: cst.Module) -> Optional["StartPositions"]:
+        """The start positions of ``module``, a rule's output from ``old``'s module
+        whose node objects each appear once, without printing it all: the parts
+        of ``old``'s module it kept (the same statement objects, which a rule that
+        keeps what it does not change hands on) have the tokens, starts and labels
+        ``old``'s print gave them, shifted; the other parts are printed. What a
+        print of ``module`` gives, node for node (``test_start_positions.py``).
+        None where that does not hold by construction (no final newline, another
+        indent or newline, no parts)."""
+        if old._tokens is None or not old._spans:
+            return None
+        parts = (*module.header, *module.body, *module.footer)
+        if not (parts and module.has_trailing_newline
+                and module.default_indent == old._module.default_indent
+                and module.default_newline == old._module.default_newline):
+            return None
+        tokens: List[str] = []
+        starts: Dict[int, int] = {}
+        nodes: List[cst.CSTNode] = []
+        labels: List[cst.Name] = []
+        spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]] = {}
+        pending: List[cst.CSTNode] = []
+
+        def add(printed: Printed, parts: Sequence[cst.CSTNode]) -> None:
+            shift, node_shift, label_shift = len(tokens), len(nodes), len(labels)
+            for part in parts:
+                t0, t1, n0, n1, l0, l1 = printed.spans[part]
+                spans[part] = (t0 + shift, t1 + shift, n0 + node_shift, n1 + node_shift,
+                               l0 + label_shift, l1 + label_shift)
+            tokens.extend(printed.tokens)
+            starts.update((key, start + shift) for key, start in printed.starts.items())
+            nodes.extend(printed.nodes)
+            labels.extend(printed.labels)
+
+        old_starts, old_tokens, old_nodes = old._starts, old._tokens, old._nodes
+        for part in parts:
+            span = old._spans.get(part)
+            if span is None or part in spans:  # changed (or there twice): printed
+                known = old._part_prints.get(id(part))
+                if known is not None and known[0] is part and part not in spans:
+                    if pending:
+                        add(print_parts_with_starts(pending, module), pending)
+                        pending = []
+                    add(known[1], (part,))  # printed by code_of already
+                else:
+                    pending.append(part)
+                continue
+            if pending:
+                add(print_parts_with_starts(pending, module), pending)
+                pending = []
+            t0, t1, n0, n1, l0, l1 = span
+            shift, node_shift, label_shift = len(tokens) - t0, len(nodes) - n0, len(labels) - l0
+            spans[part] = (t0 + shift, t1 + shift, n0 + node_shift, n1 + node_shift,
+                           l0 + label_shift, l1 + label_shift)
+            tokens.extend(old_tokens[t0:t1])
+            kept = old_nodes[n0:n1]
+            starts.update((key, old_starts[key] + shift) for key in map(id, kept))
+            nodes.extend(kept)
+            labels.extend(old._label_nodes[l0:l1])
+        if pending:
+            add(print_parts_with_starts(pending, module), pending)
+        starts[id(module)] = 0  # the module starts where its code does, and comes last
+        nodes.append(module)
+        return cls(module, Printed(tokens, starts, nodes, labels, spans))
+
+    def part_nodes(self, part: cst.CSTNode) -> Sequence[cst.CSTNode]:
+        """The nodes of one of the module's own parts (empty: not one of them)."""
+        span = self._spans.get(part)
+        return self._nodes[span[2]:span[3]] if span is not None else ()
 
     def _from_libcst(self, module: cst.Module) -> None:
         """The same answers from LibCST's ``PositionProvider`` (the reference)."""
@@ -65,6 +143,8 @@ class StartPositions:
                          for p in positions.values()]
         self._nodes = list(positions)
         self._starts = {id(node): i for i, node in enumerate(self._nodes)}
+        self._tokens = None  # nothing to derive another module's positions from
+        self._part_prints = {}
         self._module = module
         self._spans = {}  # code_of prints the whole module
 
@@ -111,7 +191,11 @@ class StartPositions:
         for part in parts:
             span = self._spans.get(part)
             if span is None:
-                out.append(module.code_for_node(part))  # as Module prints its parts
+                # printed as Module prints its parts, where each node starts noted on
+                # the way: the positions of the output, if read, need this print too
+                printed = print_parts_with_starts((part,), module)
+                self._part_prints[id(part)] = (part, printed)
+                out.append("".join(printed.tokens))
             else:
                 out.append(self.code[self._offsets[span[0]]:self._offsets[span[1]]])
         return "".join(out)

@@ -424,3 +424,62 @@ def transform_module(module: cst.Module, transformer: cst.CSTTransformer,
     if isinstance(result, cst.RemovalSentinel):  # as Module.visit answers a removal
         return module.with_changes(body=(), header=(), footer=())
     return result
+
+
+# -- every node object once ----------------------------------------------------------
+class _Distinct(cst.CSTTransformer):
+    """Replaces each node met again (its id in ``seen``) by a deep copy of it."""
+
+    def __init__(self, seen: Set[int]) -> None:
+        super().__init__()
+        self._seen = seen
+        self._again: Set[int] = set()
+        self.on_visit_attribute = self.on_leave_attribute = no_attribute_hook
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        key = id(node)
+        if key in self._seen:
+            self._again.add(key)
+            return False
+        self._seen.add(key)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
+        if id(original_node) in self._again:
+            return original_node.deep_clone()
+        return updated_node
+
+
+def distinct_nodes(module: cst.Module,
+                   kept: Callable[[cst.CSTNode], Sequence[cst.CSTNode]] = lambda part: ()
+                   ) -> cst.Module:
+    """``module`` with every node object in one place only, as metadata (one
+    answer per node object) needs: a node met again is replaced by a deep copy
+    (what LibCST's ``MetadataWrapper`` does to the whole tree); ``module``
+    itself where no node is met twice.
+
+    ``kept(part)``: the nodes of one of the module's parts (header line,
+    statement, footer line) known to hold each node once (a rule's output
+    keeps its input's unchanged statements, the same objects); those parts
+    are not walked, and keep their nodes where another part repeats one."""
+    parts = (*module.header, *module.body, *module.footer)
+    seen: Set[int] = set()
+    known: Set[int] = set()
+    for part in parts:
+        inside = kept(part) if id(part) not in known else ()
+        if inside:
+            known.add(id(part))
+            seen.update(map(id, inside))
+    visitor = _Distinct(seen)
+    out: List[cst.CSTNode] = []
+    for part in parts:
+        if id(part) in known:
+            known.discard(id(part))  # its first place; a second one is walked
+            out.append(part)
+            continue
+        out.append(transform(part, visitor))  # type: ignore[arg-type]
+    if all(new is old for new, old in zip(out, parts)):
+        return module
+    header, body = len(module.header), len(module.body)
+    return module.with_changes(header=out[:header], body=out[header:header + body],
+                               footer=out[header + body:])

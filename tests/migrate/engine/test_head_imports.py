@@ -28,6 +28,11 @@ HEADS = [
     "import os\n",
     "def f():\n    pass\n",
     "from . import sibling\nfrom .pkg import thing\nx = 1\n",
+    # the statement after the import block: LibCST's visitor walks it whole, the
+    # head-only run gives it a one-line stand-in with its leading lines
+    "import os\n@dec(1)\nclass A(B):\n    def f(self):\n        import json\n        return json\n",
+    "import os\n\n# about A\n@dec\nclass A:\n    x = 1\ny = 2\n",
+    '"""Doc."""\nif True:\n    import os\n',
 ]
 #: (module, obj, asname) requests, as rules make them
 REQUESTS = [

@@ -148,3 +148,92 @@ def test_a_module_is_reported_where_it_starts_without_a_print():
     _, findings, _ = _Runner("m.py").run(ContribToTfSlim, tree)
     assert [(f.code, f.line, f.column) for f in findings] == [("TS118", 1, 1)]
     assert _base.printed_start_positions(tree.wrapper) is None  # nothing printed for it
+
+
+# -- a rule's output: positions composed from its input's ---------------------------
+def assert_derived_is_the_print(old_module: cst.Module, new: cst.Module) -> int:
+    """StartPositions.derived gives what a print of ``new`` gives, node for node:
+    the same code, nodes in the same order, the same starts, labels and parts.
+    Returns how many of ``new``'s parts were copied from ``old_module``'s print."""
+    from tapeshift.migrate.engine.toolkit.walk import distinct_nodes
+
+    old = StartPositions(old_module)
+    old.code_of(new)  # as the pipeline does first: the changed parts printed there
+    new = distinct_nodes(new, old.part_nodes)
+    derived = StartPositions.derived(old, new)
+    assert derived is not None
+    printed = StartPositions(new)
+    assert derived.code == printed.code == new.code
+    assert len(derived._nodes) == len(printed._nodes)
+    assert all(a is b for a, b in zip(derived._nodes, printed._nodes))
+    for node in printed:
+        assert derived.line_column(node) == printed.line_column(node), type(node).__name__
+    assert derived.labels == printed.labels
+    for part in (*new.header, *new.body, *new.footer):
+        assert derived.part_code(part) == printed.part_code(part)
+        assert list(derived.part_nodes(part)) == list(printed.part_nodes(part))
+    return sum(1 for part in new.body if part in set(old_module.body))
+
+
+@pytest.mark.parametrize("source", [s for s in AWKWARD if s.endswith("\n") and s.strip()] + [
+    "# header\n\nimport a\n\nx = 1\n\n# footer\n",
+    "x = 1\r\ny = f(a=1).b\r\nz = 3\r\n",
+    "def f():\n\treturn g(k=1).attr\nx = 2\ny = 3\nw = 4\nv = 5\nu = 6\nt = 7\n",
+])
+def test_a_rule_output_s_positions_are_those_of_its_print(source):
+    from tapeshift.migrate.engine.toolkit.walk import transform_module
+
+    module = cst.parse_module(source)
+    assert_derived_is_the_print(module, transform_module(module, EveryThirdStatement()))
+
+
+def test_a_statement_placed_twice_is_copied_and_printed():
+    module = cst.parse_module("x = f(a, k=b.c)\ny = 2\nz = 3\n")
+    twice = module.with_changes(body=[module.body[0], module.body[1], module.body[0]])
+    kept = assert_derived_is_the_print(module, twice)
+    assert kept == 2  # the first two are the input's statements; the repeat, a copy, is printed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_rule_outputs_of_project_files(path):
+    from tapeshift.migrate.engine.toolkit.walk import transform_module
+
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    if not module.has_trailing_newline or not module.body:
+        return
+    new = transform_module(module, EveryThirdStatement())
+    assert assert_derived_is_the_print(module, new) > 0 or len(module.body) < 3
+
+
+def test_no_composition_across_other_defaults():
+    module = cst.parse_module("if a:\n    b = 1\n")
+    assert StartPositions.derived(StartPositions(module),
+                                  module.with_changes(default_indent="\t")) is None
+    assert StartPositions.derived(StartPositions(module),
+                                  module.with_changes(has_trailing_newline=False)) is None
+
+
+def test_the_pipeline_prints_a_file_once_and_composes_its_outputs_positions(monkeypatch):
+    """The original is printed for its positions; a rule's output read by the
+    next rule gets positions composed from it (no whole print), and the
+    findings are those of reference mode, where LibCST computes every position."""
+    from tapeshift.migrate.engine import libcst_speedups
+    from tapeshift.migrate.engine.pipeline import migrate_source
+    from tapeshift.migrate.engine.settings import reference_mode
+    from tapeshift.migrate.engine.toolkit import starts as starts_module
+
+    source = ("import tensorflow as tf\n\n# a model\nx = tf.placeholder(tf.float32, [None, 3])\n"
+              "w = tf.get_variable('w', [3, 1])\ny = tf.layers.dense(x, 4)\n"
+              "loss = tf.reduce_sum(tf.matmul(x, w)) + tf.reduce_sum(y)\n"
+              "g = tf.gradients(loss, [w])\nprint(tf.arg_max(y, 1))\n")
+    printed = []
+    whole = libcst_speedups.print_with_starts
+    monkeypatch.setattr(starts_module, "print_with_starts",
+                        lambda module: printed.append(module) or whole(module))
+    fast = migrate_source(source, "m.py", mode="compat")
+    assert len(printed) == 1  # the original only
+    with reference_mode():
+        slow = migrate_source(source, "m.py", mode="compat")
+    assert fast.output == slow.output and fast.findings == slow.findings
+    assert any(f.line > 1 for f in fast.findings)

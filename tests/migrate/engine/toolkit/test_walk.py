@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tapeshift.migrate.engine.toolkit.statements import statements
-from tapeshift.migrate.engine.toolkit.walk import (children, instance_test, nodes, nodes_of, remembered,
-                                                   remembering,
+from tapeshift.migrate.engine.toolkit.walk import (children, distinct_nodes, instance_test, nodes,
+                                                   nodes_of, remembered, remembering,
                                                    subtree_classes, transform_module, untouched, walk)
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -354,3 +354,38 @@ def test_skipping_what_no_hook_can_see_changes_nothing(source):
     want = module.visit(theirs)
     got = transform_module(module, mine, untouched(frozenset({cst.Call, cst.Name})))
     assert got.code == want.code and mine.calls == theirs.calls
+
+
+# -- every node object in one place ---------------------------------------------------
+def _ids(module):
+    return [id(n) for n in nodes(module)]
+
+
+def test_distinct_nodes_copies_only_what_is_met_again():
+    module = cst.parse_module("x = f(a, b)\ny = 2\ndef g():\n    return 3\n")
+    assert distinct_nodes(module) is module  # every node once: the module itself
+    name = cst.Name("a")
+    shared = cst.SimpleStatementLine([cst.Expr(cst.Tuple([cst.Element(name), cst.Element(name)]))])
+    repeated = module.with_changes(body=[module.body[0], shared, module.body[0], module.body[2]])
+    out = distinct_nodes(repeated)
+    assert len(set(_ids(out))) == len(_ids(out))  # no object twice any more
+    assert out.code == repeated.code
+    # the first place of each node is kept; the places after it hold copies
+    assert out.body[0] is module.body[0] and out.body[3] is module.body[2]
+    assert out.body[2] is not module.body[0] and out.body[2].deep_equals(module.body[0])
+    first, second = (e.value for e in out.body[1].body[0].value.elements)
+    assert first is name and second is not name and second.deep_equals(name)
+
+
+def test_distinct_nodes_keeps_the_parts_it_is_told_hold_each_node_once():
+    module = cst.parse_module("x = f(a)\ny = g(x)\n")
+    call = module.body[0].body[0].value
+    # a rule moved the call of the first statement into a new one, and kept that statement
+    new_stmt = cst.SimpleStatementLine([cst.Expr(call)])
+    output = module.with_changes(body=[new_stmt, *module.body])
+    kept = {id(part): list(nodes(part)) for part in module.body}
+    out = distinct_nodes(output, lambda part: kept.get(id(part), ()))
+    assert out.body[1] is module.body[0] and out.body[2] is module.body[1]  # kept as they are
+    assert out.body[0].body[0].value is not call  # the copy went to the other place
+    assert len(set(_ids(out))) == len(_ids(out))
+    assert out.code == output.code
