@@ -80,6 +80,29 @@ def active() -> bool:
     return SUPPORTED and not settings.reference()
 
 
+# -- parsing ------------------------------------------------------------------------
+def _not_validated(node: cst.CSTNode) -> None:
+    return None
+
+
+def parse_module(source: str) -> cst.Module:
+    """``cst.parse_module(source)``. With the shortcuts on, the nodes the parser
+    makes are not validated one by one (``CSTNode.__post_init__`` runs
+    ``_validate``: a fifth of the parse; LibCST's own comment there says so):
+    they come from its grammar, and the pipeline has Python's parser read the
+    same text before anything relies on the tree. Nodes the rules make are
+    validated as always."""
+    if not active():
+        return cst.parse_module(source)
+    base = cst.CSTNode
+    validating = base.__dict__["__post_init__"]
+    base.__post_init__ = _not_validated  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(source)
+    finally:
+        base.__post_init__ = validating  # type: ignore[method-assign]
+
+
 # -- a node's fields -----------------------------------------------------------
 class _FieldRecorder(cst.CSTVisitor):
     """Notes the fields LibCST visits on a node, without going into them."""

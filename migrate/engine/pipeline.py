@@ -31,7 +31,7 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.metadata import MetadataWrapper
 
 from tapeshift.migrate.checks import check_module, requested_fixes
-from tapeshift.migrate.engine.libcst_speedups import active
+from tapeshift.migrate.engine.libcst_speedups import active, parse_module
 from tapeshift.migrate.engine.rule import (
     SCRATCH_IDENTIFIERS,
     SCRATCH_SHARED,
@@ -356,8 +356,13 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "tape",
 
 def _migrate_checked(source: str, path: str, mode: str, fix: Sequence[str],
                      options: Sequence[str], tree_helpers: tuple = ()) -> MigrationResult:
+    if "tensorflow" not in source and parse(source) is not None:
+        # no rule and no check acts on a file that never names TensorFlow: it
+        # needs no LibCST tree, only to be Python 3 (Python's parser, many times
+        # faster, says so; a file it rejects is reported below as before)
+        return MigrationResult(path, source, source, "unchanged")
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as exc:
         return _unparsable(source, path, exc)
     if parse(source) is None:
@@ -439,7 +444,7 @@ def _migrate(source: str, path: str, mode: str, options: Sequence[str] = (),
     the tree's facts about this file's gradient helpers (engine/tree_helpers.py)."""
     if tree is None:
         try:
-            tree = _Tree(cst.parse_module(source), source, parsed=True)
+            tree = _Tree(parse_module(source), source, parsed=True)
         except cst.ParserSyntaxError as exc:
             return _unparsable(source, path, exc)
     if "tensorflow" not in source:

@@ -50,7 +50,7 @@ from libcst.metadata import GlobalScope, MetadataWrapper, QualifiedName, ScopePr
 from tapeshift.migrate.engine.screen import identifiers
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.toolkit.statements import statement_children
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes
 from tapeshift.migrate.engine.python_syntax import parse, symbols
 
 #: Packages whose names the rules read; every other qualified name is ignored.
@@ -91,6 +91,12 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
                                  frozenset(dirty), module)
 
 
+#: the nodes ``get_full_name_for_node`` names (for any other it gives None), the
+#: test answered once per type (LibCST's classes are ABCs: a failed test is slow)
+_named = instance_test((cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.FunctionDef,
+                        cst.ClassDef, cst.Decorator))
+
+
 class _ImportQualifiedNames(Mapping):
     """Node -> qualified names, answered from the file's TensorFlow imports alone
     (``aliases``), or by LibCST on the statements that spell them (``dirty``)."""
@@ -115,7 +121,7 @@ class _ImportQualifiedNames(Mapping):
         except KeyError:
             pass
         names: Set[QualifiedName] = set()
-        if node in self._starts:
+        if _named(node) and node in self._starts:
             full = get_full_name_for_node(node)
             root = full.split(".", 1)[0] if full is not None else None
             if root in self._aliases:

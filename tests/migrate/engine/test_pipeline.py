@@ -21,6 +21,22 @@ def test_file_without_tensorflow_is_unchanged():
     assert r.mode == "unchanged" and not r.changed and r.findings == ()
 
 
+def test_a_file_without_tensorflow_needs_no_libcst_tree(monkeypatch):
+    from tapeshift.migrate.engine import pipeline
+
+    def refuse(source):
+        raise AssertionError("parsed with LibCST")
+
+    monkeypatch.setattr(pipeline, "parse_module", refuse)
+    r = migrate_source("import numpy as np\n\ndef grad(f):\n    return np.gradient(f)\n")
+    assert r.mode == "unchanged" and r.findings == ()
+    # not Python 3: reported as before, whether or not the file uses TensorFlow
+    monkeypatch.undo()
+    for src in ("print 'x'\n", "try:\n    x = 1\nexcept Exception, e:\n    pass\n"):
+        r = migrate_source(src, "old.py")
+        assert r.mode == "error" and [f.code for f in r.findings] == ["TS100"]
+
+
 def test_tape_form_for_a_convertible_file_and_idempotent():
     src = _src("""
         import tensorflow.compat.v1 as tf

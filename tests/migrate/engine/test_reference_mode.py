@@ -138,3 +138,21 @@ def test_a_real_package_migrates_byte_for_byte_the_same_in_reference_mode(name, 
     for a, b in zip(fast, slow):
         assert a == b, a[0]
     assert len(fast) == len(slow)
+
+
+def test_the_parse_without_node_validation_gives_libcst_s_tree():
+    """The pipeline's parse skips LibCST's per-node validation: the tree is equal
+    to LibCST's (node for node) on project files, a tree the parser refuses is
+    still refused, and validation is back on afterwards, after a failure too."""
+    import libcst as cst
+
+    files = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate" / "rules").glob("*.py"))
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        assert libcst_speedups.parse_module(source).deep_equals(cst.parse_module(source)), path
+    with pytest.raises(cst.ParserSyntaxError):
+        libcst_speedups.parse_module("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):  # nodes made after it are validated
+        cst.Name("not a name")
+    with reference_mode():
+        assert libcst_speedups.parse_module("x = 1\n").code == "x = 1\n"
