@@ -96,11 +96,11 @@ def parse_module(source: str) -> cst.Module:
         return cst.parse_module(source)
     base = cst.CSTNode
     validating = base.__dict__["__post_init__"]
-    base.__post_init__ = _not_validated  # type: ignore[method-assign]
+    base.__post_init__ = _not_validated
     try:
         return cst.parse_module(source)
     finally:
-        base.__post_init__ = validating  # type: ignore[method-assign]
+        base.__post_init__ = validating
 
 
 # -- a node's fields -----------------------------------------------------------
@@ -297,21 +297,19 @@ def add_imports_at_head(context: CodemodContext, module: cst.Module) -> cst.Modu
     # of the statement after the block the visitor reads that it is not an import
     # line and may give it an empty line before: a one-line stand-in with its leading
     # lines (a class of a thousand lines there would be walked and rebuilt)
-    after = body[head - 1] if end < head else None
+    after = body[head - 1]  # head == end + 1: the statement after the block
     marker = cst.Pass()
-    stand_in = None if after is None else cst.SimpleStatementLine(
-        body=[marker], leading_lines=after.leading_lines)
-    top = AddImportsVisitor(context).transform_module(module.with_changes(
-        body=body[:head] if stand_in is None else (*body[:head - 1], stand_in)))
+    stand_in = cst.SimpleStatementLine(body=[marker], leading_lines=after.leading_lines)
+    top = AddImportsVisitor(context).transform_module(
+        module.with_changes(body=(*body[:head - 1], stand_in)))
     new_head = list(top.body)
-    if stand_in is not None:
-        last = new_head[-1]
-        if not (type(last) is cst.SimpleStatementLine and last.body and last.body[0] is marker):
-            # not where it was expected: the visitor on the real statement
-            top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
-            return module.with_changes(body=(*top.body, *body[head:]))
-        new_head[-1] = after if last.leading_lines == after.leading_lines \
-            else after.with_changes(leading_lines=last.leading_lines)
+    last = new_head[-1]
+    if not (type(last) is cst.SimpleStatementLine and last.body and last.body[0] is marker):
+        # not where it was expected: the visitor on the real statement
+        top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
+        return module.with_changes(body=(*top.body, *body[head:]))
+    new_head[-1] = after if last.leading_lines == after.leading_lines \
+        else after.with_changes(leading_lines=last.leading_lines)
     return module.with_changes(body=(*new_head, *body[head:]))
 
 

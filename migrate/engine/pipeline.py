@@ -205,6 +205,10 @@ class _Runner:
             code = new.code if starts is None else starts.code_of(new)
             out = tree if code == tree.code else _Tree(new, code, parent=starts)
         findings, changes = findings_of(context), changes_of(context)
+        # the rule is done with: its state (the context, the trees it read) goes now,
+        # not when the cycle collector finds the local visitor classes of its
+        # analyses, which close over it (a class is always part of a cycle)
+        codemod.__dict__.clear()
         after = _snapshot(context.scratch.get(SCRATCH_SHARED, {}))
         if before is not None and after is not None:
             self._memo[key] = _Memo(tree, before, after, (out, tuple(findings), tuple(changes)))

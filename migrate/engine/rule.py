@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from contextlib import contextmanager
-from typing import Callable, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
@@ -41,6 +41,10 @@ SCRATCH_SHARED = "tapeshift.shared"
 #: part is spelled nowhere in the file cannot be one of its names, so ``is_tf`` can
 #: answer without resolving qualified names.
 SCRATCH_IDENTIFIERS = "tapeshift.identifiers"
+
+
+#: rule class -> its dispatch tables (TapeshiftCodemod.__init__)
+_DISPATCH: Dict[type, Tuple[dict, dict, dict]] = {}
 
 
 def findings_of(context: CodemodContext) -> List[Finding]:
@@ -153,18 +157,20 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
         if self._plain and not _has_attribute_hooks(type(self)):
             # LibCST calls these around every child of every node: most rules have no use
             self.on_visit_attribute = self.on_leave_attribute = no_attribute_hook
-        self._hooks: dict = {}
-        self._visits: dict = {}  # node class -> visit_<Node> method or None
-        self._leaves: dict = {}  # node class -> leave_<Node> method or None
+        # node class -> the class's visit_<Node> / leave_<Node> function or None, and
+        # (kind, node class, field) -> its attribute hook: shared by the instances of
+        # the class (functions, not bound methods: no cycle through the instance that
+        # would keep its trees for the cycle collector)
+        self._hooks, self._visits, self._leaves = _DISPATCH.setdefault(type(self), ({}, {}, {}))
         self._rewrote = False  # a leave method returned another node than it was given
         self._names: Optional[Mapping] = None  # the shared qualified names, once read
 
     def _hook(self, key, name: str):
         try:
-            return self._hooks[key]
+            hook = self._hooks[key]
         except KeyError:
-            hook = self._hooks[key] = getattr(self, name, None)
-            return hook
+            hook = self._hooks[key] = getattr(type(self), name, None)
+        return None if hook is None else hook.__get__(self)
 
     # -- dispatch (what CSTTransformer.on_visit & co. do, minus a getattr per node)
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -181,8 +187,8 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
         try:
             hook = self._visits[kind]
         except KeyError:  # the method's name is made once per class, not per node
-            hook = self._visits[kind] = getattr(self, f"visit_{kind.__name__}", None)
-        return hook is None or hook(node) is not False
+            hook = self._visits[kind] = getattr(type(self), f"visit_{kind.__name__}", None)
+        return hook is None or hook(self, node) is not False
 
     def on_leave(self, original_node, updated_node):
         if not self._plain:
@@ -192,8 +198,8 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
             try:
                 hook = self._leaves[kind]
             except KeyError:
-                hook = self._leaves[kind] = getattr(self, f"leave_{kind.__name__}", None)
-            result = updated_node if hook is None else hook(original_node, updated_node)
+                hook = self._leaves[kind] = getattr(type(self), f"leave_{kind.__name__}", None)
+            result = updated_node if hook is None else hook(self, original_node, updated_node)
         if result is not updated_node:
             self._rewrote = True
         return result
@@ -269,7 +275,15 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
         return super().get_metadata(key, node, default)
 
     # -- TensorFlow names -------------------------------------------------
-    def tf_api_names(self, node: cst.CSTNode) -> Set[str]:
+    def tf_api_names(self, node: cst.CSTNode) -> AbstractSet[str]:
+        """The TensorFlow API names of ``node`` (``train.Saver``; "" for the module
+        itself). Read-only: on the shared metadata, one set per node and tree,
+        kept for every rule that reads the tree."""
+        names = self._names
+        if names is not None:
+            known = names.api_names.get(id(node))
+            if known is not None and known[0] is node:
+                return known[1]
         try:
             qnames = self.get_metadata(QualifiedNameProvider, node, set())
         except KeyError:
@@ -279,7 +293,12 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
             name = api_name(q.name)
             if name is not None:
                 out.add(name)
-        return out
+        names = self._names
+        if names is None:  # LibCST's own metadata (reference mode)
+            return out
+        kept = frozenset(out)
+        names.api_names[id(node)] = (node, kept)  # the node kept: its id stays its own
+        return kept
 
     def tf_api_name(self, node: cst.CSTNode) -> Optional[str]:
         names = self.tf_api_names(node)

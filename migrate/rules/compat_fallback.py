@@ -18,7 +18,7 @@ from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.statements import statement_children
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, release
 from tapeshift.migrate.engine.findings import TS109
 
 _V1 = "tensorflow.compat.v1"
@@ -90,7 +90,10 @@ class CompatFallback(TapeshiftCodemod):
                 walk(c, stack)
             stack.pop()
 
-        walk(node, [])
+        try:
+            walk(node, [])
+        finally:
+            release(walk)
         if not self._uses_tf or self._has_disable:
             return True
         if first_tf_stmt is not None and alias is not None:

@@ -71,7 +71,7 @@ from tapeshift.migrate.rules.custom_gradients_ops import (
     OVERRIDABLE_TYPES,
     SAFE_BUILTINS,
 )
-from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.toolkit.walk import children, release
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.rules.custom_gradients_rewrite import (Generated, Key, OverrideRewriting, OverrideScope,
                                                           Registration)
@@ -304,7 +304,10 @@ class CustomGradientsToTape(OverrideRewriting, TapeshiftCodemod):
                 walk(child, stack)
             stack.pop()
 
-        walk(node, [])
+        try:
+            walk(node, [])
+        finally:
+            release(walk)
         if not scopes and not stray:
             return True
 
@@ -512,7 +515,10 @@ class CustomGradientsToTape(OverrideRewriting, TapeshiftCodemod):
             for child in children(n):
                 walk(child)
 
-        walk(with_node.body)
+        try:
+            walk(with_node.body)
+        finally:
+            release(walk)
         for op_type in mapping:
             if op_type not in seen:
                 self.report(TS121.code, call, f"no call in this scope visibly builds a \"{op_type}\" "
@@ -595,7 +601,10 @@ class CustomGradientsToTape(OverrideRewriting, TapeshiftCodemod):
                 walk(child, stack)
             stack.pop()
 
-        walk(fn.body, [])
+        try:
+            walk(fn.body, [])
+        finally:
+            release(walk)
         if not ok:
             return False
         self._subs.update(subs)

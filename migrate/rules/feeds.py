@@ -45,7 +45,7 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
@@ -174,7 +174,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
                 walk(child, stack)
             stack.pop()
 
-        walk(module, [])
+        try:
+            walk(module, [])
+        finally:
+            release(walk)
         # ema.apply(var_list): an update op of the averages, run when fetched, as a train op
         self._ema_calls = set(moving_average_applies(module, self.tf_api_name))
         if not sessions or not (fed or self._ema_calls):
@@ -286,9 +289,12 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
             for child in children(n):
                 walk(child)
 
-        for stmt in body[start:]:
-            if id(stmt) not in self._other_sessions:
-                walk(stmt)
+        try:
+            for stmt in body[start:]:
+                if id(stmt) not in self._other_sessions:
+                    walk(stmt)
+        finally:
+            release(walk)
         for stmt in body[:start]:
             if id(stmt) in self._other_sessions:
                 continue
@@ -480,6 +486,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
 
         for stmt in stmts:
             stmt.visit(_V())
+        ref = None  # noqa: F841  # the class (a cycle) holds it: not the rule and its tree
         loads: Dict[str, int] = {}
         for stmt in stmts:
             for n in loaded_names(stmt):

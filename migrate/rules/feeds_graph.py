@@ -11,7 +11,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
@@ -368,7 +368,10 @@ class FedGraph:
                 walk(child, stack)
             stack.pop()
 
-        walk(node, [])
+        try:
+            walk(node, [])
+        finally:
+            release(walk)
         # (a compound statement holds no assign or train op: checked before)
         small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
         if isinstance(node, cst.With):  # with tf.control_dependencies([...]): eager runs in order

@@ -31,11 +31,12 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.gradient_helpers import gradient_helpers
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
-from tapeshift.migrate.engine.toolkit.walk import children, nodes
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 
 #: between the statement and the call: code that runs the target elsewhere, or not at all
 _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp,
            cst.BooleanOperation)
+_is_scope, _is_call = instance_test(_SCOPES), instance_test(cst.Call)
 
 
 @register_rule
@@ -64,17 +65,16 @@ class GradientTargets(TapeshiftCodemod):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         found: List[cst.Call] = []
-
-        def walk(n: cst.CSTNode, inside: bool) -> None:
-            if isinstance(n, cst.Call) and not inside:
+        pending = [(node, False)]  # (node, under a scope of its own), in source order
+        while pending:
+            n, inside = pending.pop()
+            if not inside and _is_call(n):
                 ys = self._target(n)
                 if ys is not None and not isinstance(ys, (cst.Name, cst.List, cst.Tuple,
                                                           cst.Attribute)) and not _indexed(ys):
                     found.append(n)
-            for child in children(n):
-                walk(child, inside or isinstance(n, _SCOPES))
-
-        walk(node, False)
+            inner = inside or _is_scope(n)
+            pending.extend((child, inner) for child in reversed(children(n)))
         if not found:
             return False
         assigned = _assigned_name(node)

@@ -36,7 +36,7 @@ from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
 from tapeshift.migrate.engine.toolkit.gradient_helpers import (
     TAPE_PARAM, GradientHelper, gradient_helpers, imported_helper,
 )
-from tapeshift.migrate.engine.toolkit.walk import children, nodes
+from tapeshift.migrate.engine.toolkit.walk import children, nodes, release
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
 from tapeshift.migrate.rules.gradients_plan import TapePlans, _GradCall, _Plan
 # the rewrite, and tf.gradients' parameters it shares with the analysis here
@@ -308,7 +308,10 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
                 walk(child, stack)
             stack.pop()
 
-        walk(node, [])
+        try:
+            walk(node, [])
+        finally:
+            release(walk)
         if not found:
             return True
         self._closures = _module_function_reads(node)

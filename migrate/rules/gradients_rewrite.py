@@ -19,6 +19,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from tapeshift.migrate.engine.toolkit.builders import keyword_arg
 from tapeshift.migrate.engine.toolkit.gradient_helpers import TAPE_PARAM
 from tapeshift.migrate.rules.gradients_plan import _Plan
+from tapeshift.migrate.engine.toolkit.walk import release
 
 
 #: tf.gradients' parameters, in positional order.
@@ -169,7 +170,10 @@ class TapeRewriting:
         top = len(plan.regions) - 1
         start, end = plan.regions[top]
         out: List[cst.CSTNode] = list(body[:start])
-        out.extend(build(top))
+        try:
+            out.extend(build(top))
+        finally:
+            release(build)
         for j in range(end + 1, len(body)):  # outside the tape: formatting untouched
             out.append(body[j])
             for tape in plan.delete_after.get(j, []):

@@ -44,7 +44,7 @@ from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
-from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.toolkit.walk import children, release
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -180,7 +180,10 @@ class V1OptimizersToKeras(TapeshiftCodemod):
                 walk(child, stack)
             stack.pop()
 
-        walk(node, [])
+        try:
+            walk(node, [])
+        finally:
+            release(walk)
         for name, (call, kind) in bound.items():
             if call is None:
                 continue

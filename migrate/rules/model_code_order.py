@@ -89,14 +89,17 @@ def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst
 def _run_once_statements(module: cst.Module) -> Iterator[cst.SimpleStatementLine]:
     """The simple statements that run once, in order: module-level ones, and those
     in the ``__main__`` guard and in module-level ``with`` blocks (a session's)."""
-    def walk(body) -> Iterator[cst.SimpleStatementLine]:
-        for stmt in body:
+    pending = [iter(module.body)]  # (a loop, not a recursive closure: no cycle to collect)
+    while pending:
+        for stmt in pending[-1]:
             if isinstance(stmt, cst.SimpleStatementLine):
                 yield stmt
             elif (isinstance(stmt, cst.If) and is_main_guard(stmt) and stmt.orelse is None) \
                     or isinstance(stmt, cst.With):
-                yield from walk(stmt.body.body)
-    return walk(module.body)
+                pending.append(iter(stmt.body.body))
+                break
+        else:
+            pending.pop()
 
 
 def calls_at_top_only(module: cst.Module) -> Set[str]:

@@ -50,7 +50,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import children, nodes_of
+from tapeshift.migrate.engine.toolkit.walk import children, nodes_of, release
 from tapeshift.migrate.rules.model_code_calls import SAVER, bind, is_false, is_none
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -128,7 +128,10 @@ def _scopes(module: cst.Module) -> Dict[int, cst.CSTNode]:
         for child in children(n):
             walk(child, inner if child is getattr(n, "body", None) else scope)
 
-    walk(module, module)
+    try:
+        walk(module, module)
+    finally:
+        release(walk)
     return owner
 
 
@@ -185,7 +188,10 @@ class SaversToEager(KindMixin, TapeshiftCodemod):
                 walk(child, stack)
             stack.pop()
 
-        walk(module, [])
+        try:
+            walk(module, [])
+        finally:
+            release(walk)
         if not calls:
             return
         if self._alias is None:

@@ -30,7 +30,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines, merged_lines
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, nodes_of, untouched
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, nodes_of, release, untouched
 from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 # the codes, documented in session_codes.py (the feeds rules report them too) and imported
 # from here by those rules, as before
@@ -232,7 +232,10 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                     walk(child, stack)
             stack.pop()
 
-        walk(node, [])
+        try:
+            walk(node, [])
+        finally:
+            release(walk)
         # (the feeds rule runs the ones it converted in its step functions)
         converted = self.shared.get(MOVING_AVERAGES, set())
         stateful += [(call, "ExponentialMovingAverage.apply builds the averages' update op, "

@@ -33,6 +33,9 @@ class QualifiedNames(Mapping):
     def __init__(self, scopes: Mapping) -> None:
         self._scopes = scopes
         self._names: dict = {}
+        #: id(node) -> (node, its TensorFlow API names): TapeshiftCodemod.tf_api_names's
+        #: answers, shared by the rules that read this tree
+        self.api_names: dict = {}
 
     def __getitem__(self, node):
         try:

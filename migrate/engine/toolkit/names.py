@@ -114,6 +114,9 @@ class _ImportQualifiedNames(Mapping):
         #: id(node) -> its names. The tree's nodes are alive while this is (their ids
         #: are theirs); a node not in it reads as empty, so does whatever takes its id
         self._cache: Dict[int, Set[QualifiedName]] = {}
+        #: id(node) -> (node, its TensorFlow API names): TapeshiftCodemod.tf_api_names's
+        #: answers, shared by the rules that read this tree
+        self.api_names: dict = {}
 
     def __getitem__(self, node) -> Set[QualifiedName]:
         try:

@@ -413,7 +413,20 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer,
                 f"but got a return value of {type(result).__name__}")
         return result
 
-    return visit(node)
+    try:
+        return visit(node)
+    finally:
+        release(visit)
+
+
+def release(function: Callable) -> None:
+    """Break the cycle a recursive nested function makes: it holds itself
+    through its closure's cell, and with it everything else it closes over (the
+    rule, its lists of nodes, the trees), which then waits for the cycle
+    collector, which walks it all again. Call it once the function is done."""
+    for cell in function.__closure__ or ():
+        if cell.cell_contents is function:
+            cell.cell_contents = None
 
 
 def transform_module(module: cst.Module, transformer: cst.CSTTransformer,
@@ -434,7 +447,8 @@ class _Distinct(cst.CSTTransformer):
         super().__init__()
         self._seen = seen
         self._again: Set[int] = set()
-        self.on_visit_attribute = self.on_leave_attribute = no_attribute_hook
+        self.on_visit_attribute = no_attribute_hook  # type: ignore[method-assign]
+        self.on_leave_attribute = no_attribute_hook  # type: ignore[method-assign,assignment]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         key = id(node)
@@ -444,7 +458,8 @@ class _Distinct(cst.CSTTransformer):
         self._seen.add(key)
         return True
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
+    def on_leave(self, original_node: cst.CSTNode,  # type: ignore[override]
+                 updated_node: cst.CSTNode) -> Visited:
         if id(original_node) in self._again:
             return original_node.deep_clone()
         return updated_node

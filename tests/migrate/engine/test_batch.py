@@ -251,3 +251,36 @@ def test_a_file_is_migrated_with_the_cycle_collector_paused(tmp_path, monkeypatc
         assert seen == [False, False] and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_migrated_file_s_trees_are_freed_without_the_cycle_collector(tmp_path):
+    """The rules' passes leave no reference cycle holding a tree (a recursive
+    closure, an instance caching its bound methods, a local visitor class
+    closing over the rule): the trees go as the file is done, not when the
+    collection after it walks them all again."""
+    import gc
+
+    import libcst as cst
+
+
+    sources = [(ROOT / "examples" / name).read_text() for name in
+               ("reference_tf1.py", "ddpg_tf1.py", "layers_tf1.py", "clip_train_tf1.py",
+                "linear_regression_tf1.py")]
+    for i, source in enumerate(sources):
+        (tmp_path / f"m{i}.py").write_text(source)
+    process_file(str(tmp_path / "m0.py"))  # imports and first-time tables out of the way
+    gc.collect()
+    garbage = []
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    gc.disable()
+    try:
+        for i, mode in ((1, "tape"), (2, "tape"), (3, "compat"), (4, "tape")):
+            process_file(str(tmp_path / f"m{i}.py"), mode=mode)
+        gc.collect(0)
+        garbage = list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    modules = [o for o in garbage if isinstance(o, cst.Module)]
+    assert not modules, f"{len(modules)} trees freed only by the cycle collector"

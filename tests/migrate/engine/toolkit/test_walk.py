@@ -389,3 +389,36 @@ def test_distinct_nodes_keeps_the_parts_it_is_told_hold_each_node_once():
     assert out.body[0].body[0].value is not call  # the copy went to the other place
     assert len(set(_ids(out))) == len(_ids(out))
     assert out.code == output.code
+
+
+def test_release_breaks_the_cycle_of_a_recursive_closure():
+    import gc
+    import weakref
+
+    from tapeshift.migrate.engine.toolkit.walk import release
+
+    class Tree:  # something a walk's closure holds, weakly referable
+        pass
+
+    def run(with_release):
+        tree = Tree()
+        seen = []
+
+        def walk(n):
+            seen.append(tree)
+            return 0 if n == 0 else walk(n - 1)
+
+        walk(3)
+        if with_release:
+            release(walk)
+        return weakref.ref(tree)
+
+    gc.disable()
+    try:
+        assert run(with_release=True)() is None  # freed at once
+        kept = run(with_release=False)
+        assert kept() is not None  # held by the function's own cell until collected
+        gc.collect()
+        assert kept() is None
+    finally:
+        gc.enable()
