@@ -102,6 +102,7 @@ def test_pipeline_matches_every_rule_run_alone(name, source):
     assert fast == slow
 
 
+@pytest.mark.slow  # every program, both ways: the full run has it
 @pytest.mark.parametrize("name, source", LEGACY[:1], ids=[n for n, _ in LEGACY[:1]])
 def test_plain_dispatch_is_libcst_s(name, source):
     """Rules without matcher decorators skip LibCST's matcher bookkeeping: same result."""
@@ -181,6 +182,7 @@ def _before_rule(rule_name: str, path: str):
     raise AssertionError(rule_name)
 
 
+@pytest.mark.slow  # every program, both ways: the full run has it
 def test_a_screened_rule_acts_only_where_its_names_are_spelled():
     """Every screened rule, run on every program (options on): whatever it
     changes, reports or shares, the program spells one of its trigger names."""
@@ -345,6 +347,7 @@ def test_most_programs_take_the_fast_path():
     assert len(declined) < len(PROGRAMS) / 10, declined
 
 
+@pytest.mark.slow  # every program, both ways: the full run has it
 def test_facts_from_python_s_parser_are_the_matcher_s():
     """Facts asks Python's parser for ``.numpy()`` calls when it has the source."""
     for name, source in PROGRAMS:

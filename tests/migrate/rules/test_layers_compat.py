@@ -228,6 +228,7 @@ def test_a_file_whose_only_tensorflow_import_is_layers_still_disables_v2_behavio
     assert [(f.code, f.line, f.column) for f in result.findings] == [("TS124", 1, 1)]
     compile(result.output, "heads.py", "exec")
 
+@pytest.mark.slow  # every program, both ways: the full run has it
 def test_the_pipeline_shortcuts_change_nothing():
     # reference mode: every rule as LibCST runs a codemod on its own (LibCST's own
     # visit, every node rebuilt; qualified names from LibCST's scope analysis)
@@ -291,6 +292,7 @@ def test_the_code_screen_lets_the_rule_run_where_it_may_act(code, acts):
     assert screen.code_test(LayersToTfKeras)(code) is acts
 
 
+@pytest.mark.slow  # every program, both ways: the full run has it
 def test_the_code_screen_never_skips_a_file_the_rule_acts_on():
     """The fallback's output of the examples, the test data and these cases:
     wherever the rule changes or reports something, the screen lets it run."""

@@ -63,6 +63,7 @@ def test_a_node_not_in_the_module_is_a_key_error():
         starts.line_column(cst.Name("x"))
 
 
+@pytest.mark.slow  # every program, both ways: the full run has it
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
