@@ -27,6 +27,7 @@ from libcst.metadata import QualifiedNameProvider
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.walk import visit
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
@@ -320,7 +321,7 @@ def slim_calls_only_in(rule: TapeshiftCodemod, module: cst.Module,
             outside = outside or is_slim_call(rule, call)
             return not outside
 
-    module.visit(_V())
+    visit(module, _V())
     return not outside
 
 

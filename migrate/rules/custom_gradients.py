@@ -71,7 +71,7 @@ from tapeshift.migrate.rules.custom_gradients_ops import (
     OVERRIDABLE_TYPES,
     SAFE_BUILTINS,
 )
-from tapeshift.migrate.engine.toolkit.walk import children, release
+from tapeshift.migrate.engine.toolkit.walk import children, release, visit
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.rules.custom_gradients_rewrite import (Generated, Key, OverrideRewriting, OverrideScope,
                                                           Registration)
@@ -179,7 +179,7 @@ def _has_call(node: cst.CSTNode) -> bool:
         def visit_Call(self, n: cst.Call) -> None:
             found.append(n)
 
-    node.visit(_V())
+    visit(node, _V())
     return bool(found)
 
 
@@ -572,7 +572,7 @@ class CustomGradientsToTape(OverrideRewriting, TapeshiftCodemod):
             def visit_Name(self, n: cst.Name) -> None:
                 local.add(n.value)
 
-        fn.body.visit(_N())
+        visit(fn.body, _N())
         in_name = fresh_name("op_input", local | {grad_name})
         out_name = fresh_name("op_output", local | {grad_name, in_name})
         subs: Dict[cst.Subscript, str] = {}

@@ -45,7 +45,7 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING, SESSIONS
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
@@ -315,7 +315,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
                     found.append(call)
 
         if session:
-            stmt.visit(_V())
+            visit(stmt, _V())
         return found
 
     def _session_name(self, stmt: cst.CSTNode) -> Optional[str]:
@@ -485,7 +485,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
                     uses[name] = uses.get(name, 0) + 1
 
         for stmt in stmts:
-            stmt.visit(_V())
+            visit(stmt, _V())
         ref = None  # noqa: F841  # the class (a cycle) holds it: not the rule and its tree
         loads: Dict[str, int] = {}
         for stmt in stmts:

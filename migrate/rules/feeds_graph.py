@@ -11,7 +11,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
@@ -58,7 +58,7 @@ class FedGraph:
                 nonlocal found
                 found = found or owner.tf_api_name(call.func) in DENSE_PLACEHOLDERS
 
-        module.visit(_V())
+        visit(module, _V())
         return found
 
     def _session_block(self, call: cst.Call, stack: List[cst.CSTNode]):
@@ -267,7 +267,7 @@ class FedGraph:
                 if name in VARIABLE_MAKERS or name in GLOBAL_STEPS:
                     found = True
 
-        node.visit(_V())
+        visit(node, _V())
         return found
 
     def _slim_only_in_templates(self, module: cst.Module) -> bool:
@@ -294,7 +294,7 @@ class FedGraph:
                 elif name in VARIABLE_MAKERS:
                     plain = call
 
-        node.body.visit(_V())
+        visit(node.body, _V())
         if plain is not None:
             self._plain_builders[node.name.value] = plain
         elif makes:
@@ -340,7 +340,7 @@ class FedGraph:
                         and owner._trainable(call, api):
                     owner._unnamed.setdefault(i, call)
 
-        node.visit(_V())
+        visit(node, _V())
 
     @staticmethod
     def _trainable(call: cst.Call, api: Optional[str]) -> bool:

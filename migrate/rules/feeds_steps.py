@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import nodes, visit
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
@@ -463,7 +463,7 @@ def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
         def visit_Call(self, n: cst.Call) -> None:
             found.append(n)
 
-    node.visit(_V())
+    visit(node, _V())
     return found
 
 
@@ -489,23 +489,23 @@ def loaded_names(node: cst.CSTNode, keep_attributes: bool = False) -> List[cst.N
     class _V(cst.CSTVisitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
             if not isinstance(n.target, cst.Name):
-                n.target.visit(self)
+                visit(n.target, self)
             return False
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
             if keep_attributes and isinstance(n.value, cst.Name) and n.value.value == "self":
                 found.append(n)
                 return False
-            n.value.visit(self)
+            visit(n.value, self)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            visit(n.value, self)
             return False
 
         def visit_Param(self, n: cst.Param) -> bool:
             if n.default is not None:
-                n.default.visit(self)
+                visit(n.default, self)
             return False
 
         def visit_Name(self, n: cst.Name) -> None:
@@ -521,14 +521,14 @@ def loaded_names(node: cst.CSTNode, keep_attributes: bool = False) -> List[cst.N
             local |= names_of(n.body)[1] - _declared_global(n.body)
             for p in params:
                 if p.default is not None:
-                    p.default.visit(self)
+                    visit(p.default, self)
             for d in n.decorators:
-                d.visit(self)
+                visit(d, self)
             found.extend(m for m in loaded_names(n.body, keep_attributes)
                          if isinstance(m, cst.Attribute) or m.value not in local)
             return False
 
-    node.visit(_V())
+    visit(node, _V())
     return found
 
 
@@ -539,5 +539,5 @@ def _declared_global(body: cst.CSTNode) -> Set[str]:
         def visit_Global(self, n: cst.Global) -> None:
             out.update(item.name.value for item in n.names)
 
-    body.visit(_V())
+    visit(body, _V())
     return out

@@ -50,7 +50,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
-from tapeshift.migrate.engine.toolkit.walk import children, nodes_of, release
+from tapeshift.migrate.engine.toolkit.walk import children, nodes_of, release, visit
 from tapeshift.migrate.rules.model_code_calls import SAVER, bind, is_false, is_none
 
 # Codes this rule reports (docs/codes.md is generated from them)
@@ -376,5 +376,5 @@ def _calls(module: cst.Module) -> List[cst.Call]:
         def visit_Call(self, n: cst.Call) -> None:
             found.append(n)
 
-    module.visit(_V())
+    visit(module, _V())
     return found

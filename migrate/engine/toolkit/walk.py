@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import re
 import typing
 from contextlib import contextmanager
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar, Union
@@ -498,3 +499,42 @@ def distinct_nodes(module: cst.Module,
     header, body = len(module.header), len(module.body)
     return module.with_changes(header=out[:header], body=out[header:header + body],
                                footer=out[header + body:])
+
+
+# -- a visitor's visit, read-only -------------------------------------------------------
+_ATTRIBUTE_HOOK = re.compile(r"^(visit|leave)_[A-Z]\w*_\w+$")
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_visitor(cls: type) -> bool:
+    """``cls`` dispatches as LibCST's ``CSTVisitor`` does and has no attribute
+    hook of its own (``visit_<Node>_<field>``)."""
+    base = cst.CSTVisitor
+    if not (cls.on_visit is base.on_visit and cls.on_leave is base.on_leave  # type: ignore[attr-defined]
+            and cls.on_visit_attribute is base.on_visit_attribute  # type: ignore[attr-defined]
+            and cls.on_leave_attribute is base.on_leave_attribute):  # type: ignore[attr-defined]
+        return False
+    own = [c for c in cls.__mro__ if not c.__module__.startswith("libcst")]
+    return not any(_ATTRIBUTE_HOOK.match(name) for c in own for name in vars(c))
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)``: the same ``visit_<Node>`` and ``leave_<Node>``
+    calls on the same nodes in the same order, without LibCST building every
+    node again on the way (a visitor's visit does, and throws them away). A
+    visitor with attribute hooks or its own dispatch gets LibCST's visit."""
+    if not active() or not _plain_visitor(type(visitor)):
+        node.visit(visitor)
+        return
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+
+    def go(n: cst.CSTNode) -> None:
+        if on_visit(n):
+            for child in children(n):
+                go(child)
+        on_leave(n)
+
+    try:
+        go(node)
+    finally:
+        release(go)

@@ -422,3 +422,47 @@ def test_release_breaks_the_cycle_of_a_recursive_closure():
         assert kept() is None
     finally:
         gc.enable()
+
+
+class _Recorder(cst.CSTVisitor):
+    """Notes every hook call; skips the children of calls and of lambdas."""
+
+    def __init__(self):
+        self.calls = []
+
+    def visit_Name(self, node):
+        self.calls.append(("visit Name", id(node)))
+
+    def visit_Call(self, node):
+        self.calls.append(("visit Call", id(node)))
+        return False
+
+    def visit_Lambda(self, node):
+        self.calls.append(("visit Lambda", id(node)))
+        return False
+
+    def leave_Call(self, node):
+        self.calls.append(("leave Call", id(node)))
+
+    def leave_FunctionDef(self, node):
+        self.calls.append(("leave FunctionDef", id(node)))
+
+    def visit_Attribute(self, node):
+        self.calls.append(("visit Attribute", id(node)))
+
+
+class _WithAttributeHook(_Recorder):
+    def visit_Call_func(self, node):
+        self.calls.append(("visit Call.func", id(node)))
+
+
+@pytest.mark.parametrize("path", FILES[:12], ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_read_only_visit_makes_libcst_s_calls(path):
+    from tapeshift.migrate.engine.toolkit.walk import visit
+
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    for cls in (_Recorder, _WithAttributeHook):
+        ours, libcst_s = cls(), cls()
+        visit(module, ours)
+        module.visit(libcst_s)
+        assert ours.calls == libcst_s.calls and ours.calls
