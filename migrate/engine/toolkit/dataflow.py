@@ -11,12 +11,11 @@ definitions a ``sess.run`` fetch depends on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.libcst_speedups import active
-from tapeshift.migrate.engine.toolkit.walk import children
+from tapeshift.migrate.engine.toolkit.walk import visit
 
 
 class _LoadsAndStores(cst.CSTVisitor):
@@ -30,18 +29,8 @@ class _LoadsAndStores(cst.CSTVisitor):
         self.base = base
 
     def _walk(self, node: cst.CSTNode) -> None:
-        """``node.visit(self)``: the same ``visit_<Node>`` methods on the same
-        nodes, in the same order, without LibCST building every node again (a
-        visitor's visit does). The class has no ``leave_`` or attribute hooks."""
-        if not active():  # the reference: LibCST's visit
-            node.visit(self)
-            return
-        hook = _HOOKS.get(type(node), _UNKNOWN)
-        if hook is _UNKNOWN:
-            hook = _HOOKS[type(node)] = _LoadsAndStores.__dict__.get(f"visit_{type(node).__name__}")
-        if hook is None or hook(self, node) is not False:
-            for child in children(node):
-                self._walk(child)
+        """``node.visit(self)``, without LibCST building every node again."""
+        visit(node, self)
 
     def _own(self, node: cst.CSTNode) -> Optional[str]:
         """``self.x`` -> "self.x" when ``self`` is the base; else None."""
@@ -176,12 +165,6 @@ class _LoadsAndStores(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.loads.add(node.value)
-
-
-#: node class -> its ``visit_<Node>`` method of _LoadsAndStores (None: LibCST's,
-#: which does nothing)
-_HOOKS: Dict[type, Optional[Callable[[_LoadsAndStores, Any], Optional[bool]]]] = {}
-_UNKNOWN: Any = object()
 
 
 def names_of(node: cst.CSTNode, base: Optional[str] = None):

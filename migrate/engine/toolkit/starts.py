@@ -40,8 +40,8 @@ class StartPositions:
         #: id(node) -> its start's token index (the nodes are alive: ids are theirs)
         self._starts = state.starts
         self._nodes = state.nodes
-        self._tokens: Optional[List[str]] = state.tokens
-        self._label_nodes = state.labels
+        #: what the print recorded (rule outputs' positions are composed from it)
+        self._printed: Optional[Printed] = state
         #: the module's code (printed here anyway)
         self.code = "".join(state.tokens)
         #: ids of the Name nodes that label rather than refer (``x.attr``,
@@ -67,7 +67,7 @@ class StartPositions:
         print of ``module`` gives, node for node (``test_start_positions.py``).
         None where that does not hold by construction (no final newline, another
         indent or newline, no parts)."""
-        if old._tokens is None or not old._spans:
+        if old._printed is None or not old._spans:
             return None
         parts = (*module.header, *module.body, *module.footer)
         if not (parts and module.has_trailing_newline
@@ -79,46 +79,24 @@ class StartPositions:
         nodes: List[cst.CSTNode] = []
         labels: List[cst.Name] = []
         spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]] = {}
-        pending: List[cst.CSTNode] = []
-
-        def add(printed: Printed, parts: Sequence[cst.CSTNode]) -> None:
-            shift, node_shift, label_shift = len(tokens), len(nodes), len(labels)
-            for part in parts:
-                t0, t1, n0, n1, l0, l1 = printed.spans[part]
-                spans[part] = (t0 + shift, t1 + shift, n0 + node_shift, n1 + node_shift,
-                               l0 + label_shift, l1 + label_shift)
-            tokens.extend(printed.tokens)
-            starts.update((key, start + shift) for key, start in printed.starts.items())
-            nodes.extend(printed.nodes)
-            labels.extend(printed.labels)
-
-        old_starts, old_tokens, old_nodes = old._starts, old._tokens, old._nodes
         for part in parts:
             span = old._spans.get(part)
-            if span is None or part in spans:  # changed (or there twice): printed
+            if span is not None and part not in spans:
+                source: Printed = old._printed  # kept: as the input's print has it
+            else:  # changed (or there twice): printed, by code_of already where it could
                 known = old._part_prints.get(id(part))
-                if known is not None and known[0] is part and part not in spans:
-                    if pending:
-                        add(print_parts_with_starts(pending, module), pending)
-                        pending = []
-                    add(known[1], (part,))  # printed by code_of already
-                else:
-                    pending.append(part)
-                continue
-            if pending:
-                add(print_parts_with_starts(pending, module), pending)
-                pending = []
+                source = known[1] if known is not None and known[0] is part and part not in spans \
+                    else print_parts_with_starts((part,), module)
+                span = source.spans[part]
             t0, t1, n0, n1, l0, l1 = span
-            shift, node_shift, label_shift = len(tokens) - t0, len(nodes) - n0, len(labels) - l0
-            spans[part] = (t0 + shift, t1 + shift, n0 + node_shift, n1 + node_shift,
-                           l0 + label_shift, l1 + label_shift)
-            tokens.extend(old_tokens[t0:t1])
-            kept = old_nodes[n0:n1]
-            starts.update((key, old_starts[key] + shift) for key in map(id, kept))
-            nodes.extend(kept)
-            labels.extend(old._label_nodes[l0:l1])
-        if pending:
-            add(print_parts_with_starts(pending, module), pending)
+            shift = len(tokens) - t0
+            spans[part] = (t0 + shift, t1 + shift, len(nodes), len(nodes) + n1 - n0,
+                           len(labels), len(labels) + l1 - l0)
+            tokens.extend(source.tokens[t0:t1])
+            part_nodes = source.nodes[n0:n1]
+            starts.update((key, source.starts[key] + shift) for key in map(id, part_nodes))
+            nodes.extend(part_nodes)
+            labels.extend(source.labels[l0:l1])
         starts[id(module)] = 0  # the module starts where its code does, and comes last
         nodes.append(module)
         return cls(module, Printed(tokens, starts, nodes, labels, spans))
@@ -143,7 +121,7 @@ class StartPositions:
                          for p in positions.values()]
         self._nodes = list(positions)
         self._starts = {id(node): i for i, node in enumerate(self._nodes)}
-        self._tokens = None  # nothing to derive another module's positions from
+        self._printed = None  # nothing to derive another module's positions from
         self._part_prints = {}
         self._module = module
         self._spans = {}  # code_of prints the whole module

@@ -523,18 +523,36 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     calls on the same nodes in the same order, without LibCST building every
     node again on the way (a visitor's visit does, and throws them away). A
     visitor with attribute hooks or its own dispatch gets LibCST's visit."""
-    if not active() or not _plain_visitor(type(visitor)):
+    cls = type(visitor)
+    if not active() or not _plain_visitor(cls):
         node.visit(visitor)
         return
-    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+    hooks = _VISITOR_HOOKS.get(cls)
+    if hooks is None:
+        hooks = _VISITOR_HOOKS[cls] = {}
+    _visit(node, visitor, hooks)
 
-    def go(n: cst.CSTNode) -> None:
-        if on_visit(n):
-            for child in children(n):
-                go(child)
-        on_leave(n)
 
+#: visitor class -> node class -> (its visit_<Node>, its leave_<Node>): None where
+#: the class has only LibCST's, which does nothing
+_VISITOR_HOOKS: Dict[type, Dict[type, Tuple[Optional[Callable], Optional[Callable]]]] = {}
+
+
+def _own_hook(cls: type, name: str) -> Optional[Callable]:
+    hook = getattr(cls, name, None)
+    return None if hook is getattr(cst.CSTVisitor, name, None) else hook
+
+
+def _visit(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: dict) -> None:
+    kind = type(node)
     try:
-        go(node)
-    finally:
-        release(go)
+        enter, leave = hooks[kind]
+    except KeyError:
+        cls = type(visitor)
+        enter, leave = hooks[kind] = (_own_hook(cls, f"visit_{kind.__name__}"),
+                                      _own_hook(cls, f"leave_{kind.__name__}"))
+    if enter is None or enter(visitor, node) is not False:
+        for child in children(node):
+            _visit(child, visitor, hooks)
+    if leave is not None:
+        leave(visitor, node)
