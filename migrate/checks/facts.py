@@ -26,7 +26,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.metadata import qualified_names
+from tapeshift.migrate.engine.toolkit.metadata import node_start, qualified_names
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
 from tapeshift.migrate.engine.toolkit.walk import walk
 from tapeshift.migrate.engine.python_syntax import parse
@@ -102,7 +102,8 @@ class Facts:
 
     @property
     def positions(self):
-        """Positions, computed when a rule first reports something."""
+        """LibCST's positions (ends too), computed when first asked for: a tape's
+        ``with`` block needs its end line (a start is :meth:`line`'s, cheaper)."""
         return self.wrapper.resolve(PositionProvider)
 
     # -- names -------------------------------------------------------------
@@ -116,10 +117,10 @@ class Facts:
         return min(names) if names else None
 
     def line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+        return node_start(self.wrapper, node)[0]
 
     def col(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.column + 1
+        return node_start(self.wrapper, node)[1] + 1
 
     def _collect_api(self) -> None:
         for node in self.qnames:

@@ -298,18 +298,21 @@ def add_imports_at_head(context: CodemodContext, module: cst.Module) -> cst.Modu
     # line and may give it an empty line before: a one-line stand-in with its leading
     # lines (a class of a thousand lines there would be walked and rebuilt)
     after = body[head - 1]  # head == end + 1: the statement after the block
-    marker = cst.Pass()
-    stand_in = cst.SimpleStatementLine(body=[marker], leading_lines=after.leading_lines)
+    stand_in = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=after.leading_lines)
     top = AddImportsVisitor(context).transform_module(
         module.with_changes(body=(*body[:head - 1], stand_in)))
     new_head = list(top.body)
     last = new_head[-1]
-    if not (type(last) is cst.SimpleStatementLine and last.body and last.body[0] is marker):
+    # the visitor works on a copy (LibCST's MetadataWrapper): the stand-in is known by its
+    # shape, a lone `pass` line; were the statement itself such a line, it is the same
+    if not (type(last) is cst.SimpleStatementLine and len(last.body) == 1
+            and type(last.body[0]) is cst.Pass and last.body[0].semicolon is cst.MaybeSentinel.DEFAULT):
         # not where it was expected: the visitor on the real statement
         top = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:head]))
         return module.with_changes(body=(*top.body, *body[head:]))
-    new_head[-1] = after if last.leading_lines == after.leading_lines \
-        else after.with_changes(leading_lines=last.leading_lines)
+    same = len(last.leading_lines) == len(after.leading_lines) and all(
+        a.deep_equals(b) for a, b in zip(last.leading_lines, after.leading_lines))
+    new_head[-1] = after if same else after.with_changes(leading_lines=last.leading_lines)
     return module.with_changes(body=(*new_head, *body[head:]))
 
 

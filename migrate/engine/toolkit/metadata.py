@@ -9,9 +9,10 @@ resolved only when a rule first reads them (:class:`OnDemand`).
 from __future__ import annotations
 
 import functools
-from typing import Collection, Mapping, Optional
+from typing import Collection, Mapping, Optional, Tuple
 
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from tapeshift.migrate.engine.libcst_speedups import active
 from tapeshift.migrate.engine.toolkit.names import import_qualified_names
@@ -96,6 +97,16 @@ def start_positions(wrapper: MetadataWrapper) -> StartPositions:
             starts = StartPositions.derived(parent[1], module)
         known = _STARTS[id(wrapper)] = (wrapper, starts or StartPositions(module))
     return known[1]
+
+
+def node_start(wrapper: MetadataWrapper, node: cst.CSTNode) -> Tuple[int, int]:
+    """(line, column) where ``node`` starts, as ``PositionProvider``'s ``.start``
+    gives them (line from 1, column from 0): from :func:`start_positions`, the
+    print the rules share, or in reference mode from LibCST's provider."""
+    if active():
+        return start_positions(wrapper).line_column(node)
+    start = wrapper.resolve(PositionProvider)[node].start
+    return start.line, start.column
 
 
 def note_derived(module, parent: StartPositions) -> None:

@@ -79,6 +79,20 @@ def test_head_only_imports_keep_the_rest_of_the_body():
     assert out.body[-2] is module.body[-2] and out.body[-1] is module.body[-1]
 
 
+def test_the_statement_after_the_import_block_is_not_walked():
+    """The visitor gets a one-line stand-in for it: the output holds the
+    input's own statement (a walked copy would be another object)."""
+    module = cst.parse_module("import os\n\nclass A:\n    x = 1\ny = 2\n")
+    out = _added(module, [("sys", None, None)], head_only=True)
+    assert out.code == "import os\nimport sys\n\nclass A:\n    x = 1\ny = 2\n"
+    assert out.body[2] is module.body[1]
+    # without an empty line before it, it gets one, and keeps its own children
+    module = cst.parse_module("import os\nclass A:\n    x = 1\ny = 2\n")
+    out = _added(module, [("sys", None, None)], head_only=True)
+    assert out.code == "import os\nimport sys\n\nclass A:\n    x = 1\ny = 2\n"
+    assert out.body[2].body is module.body[1].body
+
+
 def test_rules_add_imports_as_libcst_does():
     """A rule that schedules an import: the same code with the head-only run
     and with LibCST's own (reference mode)."""
