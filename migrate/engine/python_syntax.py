@@ -23,6 +23,11 @@ def parse(code: str) -> Optional[ast.Module]:
     """``ast.parse(code)``, or None. The last trees are kept: the screen, the
     import-only names and the check analysis ask about the same text in turn
     (callers only read the tree)."""
+    return parse_uncached(code)
+
+
+def parse_uncached(code: str) -> Optional[ast.Module]:
+    """:func:`parse` of a text asked about once (it keeps the file's own tree)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

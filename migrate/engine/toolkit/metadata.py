@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from tapeshift.migrate.engine.libcst_speedups import active
-from tapeshift.migrate.engine.toolkit.names import import_qualified_names
+from tapeshift.migrate.engine.toolkit.names import clear_analyses, import_qualified_names
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 
 
@@ -128,6 +128,7 @@ def printed_start_positions(wrapper: MetadataWrapper) -> Optional[StartPositions
 def clear_tree_caches() -> None:
     """Let the trees of the file just migrated go (the per-wrapper caches)."""
     qualified_names.cache_clear()
+    clear_analyses()
     _STARTS.clear()
     _DERIVED.clear()
 

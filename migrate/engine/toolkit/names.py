@@ -41,6 +41,7 @@ node's answer with LibCST's.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
@@ -51,7 +52,7 @@ from tapeshift.migrate.engine.screen import identifiers
 from tapeshift.migrate.engine.toolkit.starts import StartPositions
 from tapeshift.migrate.engine.toolkit.statements import statement_children
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes
-from tapeshift.migrate.engine.python_syntax import parse, symbols
+from tapeshift.migrate.engine.python_syntax import parse, parse_uncached, symbols
 
 #: Packages whose names the rules read; every other qualified name is ignored.
 PACKAGES = ("tensorflow", "tf_slim")
@@ -67,14 +68,20 @@ def import_qualified_names(module: cst.Module, starts: StartPositions) -> Option
     aliases = {bound for bound, _, package in imports if package}
     if not aliases:
         return _ImportQualifiedNames(GlobalScope(), frozenset(), frozenset(), starts)
-    tree = parse(code)
-    if tree is None or _has_match(tree):
-        return None
-    bound_otherwise = _bound_otherwise(code, aliases)
-    if bound_otherwise is None:
-        return None
+    found = _from_input(module, starts, aliases)
+    if found is not None:
+        bound_otherwise, read_before = found
+    else:
+        tree = parse(code)
+        if tree is None or _has_match(tree):
+            return None
+        bound = _bound_otherwise(code, aliases)
+        if bound is None:
+            return None
+        bound_otherwise, read_before = bound, _read_before_import(tree, aliases)
+    _remember(module, aliases, bound_otherwise)
     other = {bound for bound, _, package in imports if not package}  # another package's import
-    dirty = (aliases & other) | bound_otherwise | _read_before_import(tree, aliases)
+    dirty = (aliases & other) | bound_otherwise | read_before
     scope = GlobalScope()
     inside: Set[int] = set()
     statements = {id(statement): statement for _, statement, _ in imports}
@@ -201,6 +208,90 @@ def _dotted_names(node) -> Iterator[str]:
         yield get_full_name_for_node(node)
         node = node.value
     yield node.value
+
+
+# -- a rule's output: what its input's analysis already says --------------------------
+#: id(module) -> (module, the aliases of its analysis, those bound otherwise), for the
+#: trees of the file being migrated (a match statement or no symbol table: not kept)
+_ANALYSED: Dict[int, Tuple[cst.Module, frozenset, frozenset]] = {}
+
+
+def _remember(module: cst.Module, aliases: Set[str], bound_otherwise: Set[str]) -> None:
+    if len(_ANALYSED) >= 8:
+        del _ANALYSED[next(iter(_ANALYSED))]
+    _ANALYSED[id(module)] = (module, frozenset(aliases), frozenset(bound_otherwise))
+
+
+def clear_analyses() -> None:
+    """Forget the analyses of the file's trees (they go)."""
+    _ANALYSED.clear()
+
+
+def _from_input(module: cst.Module, starts: StartPositions, aliases: Set[str]
+                ) -> Optional[Tuple[Set[str], Set[str]]]:
+    """(aliases bound otherwise, aliases read before their import) of a rule's
+    output, from its input's analysis and the statements the rule changed,
+    without parsing the whole output again; None where that does not hold by
+    construction (the whole analysis decides).
+
+    A name's bindings in a scope are those of the statements of that scope, so
+    the module's are the union of its top-level statements' (Python's symbol
+    table of one statement has the flags the module's has for it). Where the
+    input had no alias bound otherwise, neither has a statement the output kept
+    from it: only the changed statements are read (only those that spell an
+    alias). Which aliases are read before their import is read off the head of
+    the module, up to the last statement that imports one. The one check of
+    Python's symbol table that spans statements (a ``global`` declaration after
+    another use of the name in the module's scope) sends a module that declares
+    one to the whole analysis."""
+    parent = starts.kept_from
+    known = _ANALYSED.get(id(parent)) if parent is not None else None
+    if known is None or known[0] is not parent or known[2] or not aliases <= known[1]:
+        return None
+    if _DECLARATION.search(starts.code):
+        return None
+    bound: Set[str] = set()
+    for part in starts.changed:
+        if any(type(node) is cst.Match for node in starts.part_nodes(part)):
+            return None
+        code = starts.part_code(part)
+        if identifiers(code).isdisjoint(aliases):
+            continue
+        found = _bound_otherwise(code, aliases)
+        if found is None:
+            return None
+        bound |= found
+    last = -1
+    for i, part in enumerate(module.body):
+        if _imports_at_module_scope(part, aliases):
+            last = i
+    if last < 0:
+        return bound, set()
+    end = starts.part_end(module.body[last])
+    head = parse_uncached(starts.code[:end]) if end is not None else None
+    if head is None:
+        return None
+    return bound, _read_before_import(head, aliases)
+
+
+def _imports_at_module_scope(part: cst.CSTNode, aliases: Set[str]) -> bool:
+    """``part`` holds an import binding one of ``aliases`` in the module's scope
+    (in an ``if``, ``try`` or ``with`` block too; not in a function or class)."""
+    stack = [part]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            if any(bound in aliases for bound, _, _ in _bindings(node)):
+                return True
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(statement_children(node))
+    return False
+
+
+#: a ``global`` or ``nonlocal`` statement (or text that looks like one): Python's symbol
+#: table checks it against the other uses of the name in its scope, which for the
+#: module's scope may be in other statements
+_DECLARATION = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal)\b", re.M)
 
 
 # -- when the aliases mean their imports everywhere ---------------------------------

@@ -56,6 +56,10 @@ class StartPositions:
         self._spans = state.spans if module.has_trailing_newline else {}
         #: id(part) -> (part, its print) for the parts of rule outputs code_of printed
         self._part_prints: Dict[int, Tuple[cst.CSTNode, Printed]] = {}
+        #: for positions :meth:`derived` composed: the module the kept parts come from,
+        #: and the statements of the body that are not that module's (printed anew)
+        self.kept_from: Optional[cst.Module] = None
+        self.changed: Tuple[cst.CSTNode, ...] = ()
 
     @classmethod
     def derived(cls, old: "StartPositions", module: cst.Module) -> Optional["StartPositions"]:
@@ -79,11 +83,13 @@ class StartPositions:
         nodes: List[cst.CSTNode] = []
         labels: List[cst.Name] = []
         spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]] = {}
+        changed: List[cst.CSTNode] = []
         for part in parts:
             span = old._spans.get(part)
             if span is not None and part not in spans:
                 source: Printed = old._printed  # kept: as the input's print has it
             else:  # changed (or there twice): printed, by code_of already where it could
+                changed.append(part)
                 known = old._part_prints.get(id(part))
                 source = known[1] if known is not None and known[0] is part and part not in spans \
                     else print_parts_with_starts((part,), module)
@@ -99,7 +105,11 @@ class StartPositions:
             labels.extend(source.labels[l0:l1])
         starts[id(module)] = 0  # the module starts where its code does, and comes last
         nodes.append(module)
-        return cls(module, Printed(tokens, starts, nodes, labels, spans))
+        out = cls(module, Printed(tokens, starts, nodes, labels, spans))
+        out.kept_from = old._module
+        body = set(map(id, module.body))
+        out.changed = tuple(part for part in changed if id(part) in body)
+        return out
 
     def part_nodes(self, part: cst.CSTNode) -> Sequence[cst.CSTNode]:
         """The nodes of one of the module's own parts (empty: not one of them)."""
@@ -123,6 +133,8 @@ class StartPositions:
         self._starts = {id(node): i for i, node in enumerate(self._nodes)}
         self._printed = None  # nothing to derive another module's positions from
         self._part_prints = {}
+        self.kept_from = None
+        self.changed = ()
         self._module = module
         self._spans = {}  # code_of prints the whole module
 
@@ -144,6 +156,11 @@ class StartPositions:
 
     def start(self, node: cst.CSTNode) -> CodePosition:
         return CodePosition(*self.line_column(node))
+
+    def part_end(self, part: cst.CSTNode) -> Optional[int]:
+        """Where one of the module's own parts ends in :attr:`code` (None: not known)."""
+        span = self._spans.get(part)
+        return self._offsets[span[1]] if span is not None else None
 
     def part_code(self, part: cst.CSTNode) -> str:
         """The code of one of the module's own parts (a statement of its body,

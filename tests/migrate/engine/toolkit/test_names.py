@@ -207,3 +207,93 @@ def test_migration_is_the_same_either_way():
     assert (fast.output, fast.mode, fast.findings, fast.changes) == \
         (full.output, full.mode, full.findings, full.changes)
     assert fast.changed
+
+
+# -- a rule's output: its input's analysis and the statements the rule changed ------------
+def _libcst_tf_names(module):
+    resolved = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+    return {node: _tf(names() if callable(names) else names) for node, names in resolved.items()}
+
+
+def _derived(source: str, change):
+    """(input module, output module, the output's composed start positions):
+    ``change(body)`` gives the output's body from the input's."""
+    module = cst.parse_module(source)
+    starts = StartPositions(module)
+    assert import_qualified_names(module, starts) is not None  # the input's analysis
+    out = module.with_changes(body=change(list(module.body)))
+    derived = StartPositions.derived(starts, out)
+    assert derived is not None and derived.kept_from is module
+    return module, out, derived
+
+
+def _whole_parses(monkeypatch):
+    """The texts names.py gives Python's parser and symbol table as a whole module."""
+    from tapeshift.migrate.engine.toolkit import names
+
+    seen = []
+    for name in ("parse", "symbols"):
+        real = getattr(names, name)
+        monkeypatch.setattr(names, name, lambda code, *a, _real=real: seen.append(code) or _real(code, *a))
+    return seen
+
+
+def _same_as_libcst(out, fast):
+    expected = _libcst_tf_names(out)
+    for node in StartPositions(out):
+        assert _tf(fast[node]) == expected.get(node, set()), out.code_for_node(node)
+
+
+def test_a_rule_output_is_analysed_from_its_input_and_the_changed_statements(monkeypatch):
+    source = ('"""Doc."""\nfrom __future__ import division\nimport tensorflow as tf\n\n'
+              "def f(x):\n    return tf.nn.relu(x)\n\ny = tf.ones(2)\n")
+    _, out, starts = _derived(source, lambda body: [
+        *body[:3], cst.parse_statement("def f(x, tf_arg=None):\n    return tf.nn.elu(x)\n"), body[4]])
+    assert [type(s).__name__ for s in starts.changed] == ["FunctionDef"]
+    whole = _whole_parses(monkeypatch)
+    fast = import_qualified_names(out, starts)
+    assert fast is not None
+    assert out.code not in whole  # read from the changed statement alone
+    _same_as_libcst(out, fast)
+
+
+CHANGED_STATEMENTS = {
+    # the changed statement binds the alias otherwise: LibCST answers for it
+    "rebound": lambda body: [*body, cst.parse_statement("tf = None\n")],
+    "a parameter": lambda body: [*body, cst.parse_statement("def g(tf):\n    return tf.ones(1)\n")],
+    # read before the import that binds it, in a new head
+    "read before import": lambda body: [cst.parse_statement("x = tf.ones(1)\n"), *body],
+    # a new import of the alias from another package
+    "another package": lambda body: [*body, cst.parse_statement("import tf_shim as tf\n")],
+}
+
+
+@pytest.mark.parametrize("change", CHANGED_STATEMENTS.values(), ids=CHANGED_STATEMENTS.keys())
+def test_what_a_changed_statement_does_to_an_alias_is_read(change):
+    source = "import tensorflow as tf\nx = tf.nn.relu(1)\n"
+    _, out, starts = _derived(source, change)
+    fast = import_qualified_names(out, starts)
+    assert fast is not None
+    _same_as_libcst(out, fast)
+
+
+def test_where_only_the_whole_module_tells_it_is_analysed_whole(monkeypatch):
+    source = '"""Doc."""\nimport tensorflow as tf\nx = tf.nn.relu(1)\n'
+    whole = _whole_parses(monkeypatch)
+    # a global declaration at module level: Python checks it against the other statements
+    # (here after an assignment to the name: the module's symbol table fails)
+    _, out, starts = _derived(source, lambda body: [*body, cst.parse_statement("global x\n")])
+    whole.clear()
+    assert import_qualified_names(out, starts) is None
+    assert out.code in whole
+    # a match statement in the changed statement: no import-only names
+    _, out, starts = _derived(source, lambda body: [
+        *body, cst.parse_statement("match x:\n    case tf.Tensor():\n        pass\n")])
+    assert import_qualified_names(out, starts) is None
+    # an input whose alias is bound otherwise: the output is analysed whole
+    _, out, starts = _derived("import tensorflow as tf\ntf = tf.compat.v1\nx = tf.ones(1)\n",
+                              lambda body: [*body, cst.parse_statement("y = tf.zeros(1)\n")])
+    whole.clear()
+    fast = import_qualified_names(out, starts)
+    assert out.code in whole
+    _same_as_libcst(out, fast)
