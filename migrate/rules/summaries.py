@@ -189,7 +189,10 @@ class SummariesToWriter(TapeshiftCodemod):
         known): ``merged = tf.summary.merge_all()`` moves to ``moved`` (it merges the
         summaries the graph code made, so it goes before the session);
         ``FileWriter`` -> ``create_file_writer``; ``add_graph`` goes;
-        ``add_summary`` -> ``write_raw_pb`` in the writer."""
+        ``add_summary`` -> ``write_raw_pb`` in the writer. A statement with none
+        of these is the statement itself (LibCST's visit would build it again)."""
+        if not self._in_session_code(stmt):
+            return stmt
         owner = self
 
         class _T(cst.CSTTransformer):
@@ -226,6 +229,24 @@ class SummariesToWriter(TapeshiftCodemod):
                 return updated_node
 
         return stmt.visit(_T())
+
+    def _in_session_code(self, stmt: cst.CSTNode) -> bool:
+        """``stmt`` holds something :meth:`_session_code` changes (what its
+        transformer's hooks test, on the same nodes)."""
+        for node in nodes(stmt):
+            if type(node) is cst.Call:
+                if self.tf_api_name(node.func) == "summary.FileWriter":
+                    return True
+            elif type(node) is cst.SimpleStatementLine:
+                if self._merge_statement(node) is not None:
+                    return True
+                small = node.body[0] if len(node.body) == 1 else None
+                call = small.value if isinstance(small, cst.Expr) else None
+                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and isinstance(call.func.value, cst.Name)
+                        and call.func.value.value in self._writer_names):
+                    return True
+        return False
 
     def _add_summary(self, stmt: cst.SimpleStatementLine, call: cst.Call) -> cst.With:
         writer = call.func.value.value

@@ -119,6 +119,36 @@ with tf.Session() as sess:
 """
 
 
+def test_statements_without_summaries_or_writers_are_kept_as_they_are():
+    """Only the statements the rule changes are new nodes: the others are the
+    input's own (a rebuilt copy would be printed again and walked again)."""
+    import libcst as cst
+
+    from tapeshift.migrate.engine import pipeline
+
+    source = dedent("""\
+        import tensorflow as tf
+        loss = tf.reduce_mean(x)
+        tf.summary.scalar("loss", loss)
+        def helper(v):
+            return v + 1
+        with tf.Session() as sess:
+            merged = tf.summary.merge_all()
+            writer = tf.summary.FileWriter("./log")
+            for step in range(3):
+                s = sess.run(merged)
+                writer.add_summary(s, step)
+        print(helper(2))
+    """)
+    module = cst.parse_module(source)
+    out, _, _ = pipeline._run(SummariesToWriter, module, "train.py")  # on the tree itself
+    assert "create_file_writer" in out.code and "write_raw_pb" in out.code
+    kept = [stmt for stmt in out.body if any(stmt is old for old in module.body)]
+    assert [type(stmt).__name__ for stmt in kept] == [
+        "SimpleStatementLine", "SimpleStatementLine", "FunctionDef", "SimpleStatementLine"]
+    assert kept[-1] is module.body[-1] and kept[2] is module.body[3]
+
+
 def test_a_summarised_training_script_reaches_tape_form():
     r = migrate_source(XOR, "xor.py")
     assert r.mode == "tape", [(f.code, f.line, f.message) for f in r.findings]
