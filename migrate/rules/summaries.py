@@ -213,11 +213,8 @@ class SummariesToWriter(TapeshiftCodemod):
                 if merge is not None:
                     moved.append(owner._merged(original_node, merge, made))
                     return cst.RemoveFromParent()
-                small = original_node.body[0] if len(original_node.body) == 1 else None
-                call = small.value if isinstance(small, cst.Expr) else None
-                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                        and isinstance(call.func.value, cst.Name)
-                        and call.func.value.value in owner._writer_names):
+                call = owner._writer_call(original_node)
+                if call is None:
                     return updated_node
                 method = call.func.attr.value
                 if method == "add_graph":
@@ -238,15 +235,19 @@ class SummariesToWriter(TapeshiftCodemod):
                 if self.tf_api_name(node.func) == "summary.FileWriter":
                     return True
             elif type(node) is cst.SimpleStatementLine:
-                if self._merge_statement(node) is not None:
-                    return True
-                small = node.body[0] if len(node.body) == 1 else None
-                call = small.value if isinstance(small, cst.Expr) else None
-                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                        and isinstance(call.func.value, cst.Name)
-                        and call.func.value.value in self._writer_names):
+                if self._merge_statement(node) is not None or self._writer_call(node) is not None:
                     return True
         return False
+
+    def _writer_call(self, stmt: cst.SimpleStatementLine) -> Optional[cst.Call]:
+        """``writer.method(...)``, the whole of ``stmt``, on one of the file's writers."""
+        small = stmt.body[0] if len(stmt.body) == 1 else None
+        call = small.value if isinstance(small, cst.Expr) else None
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name)
+                and call.func.value.value in self._writer_names):
+            return call
+        return None
 
     def _add_summary(self, stmt: cst.SimpleStatementLine, call: cst.Call) -> cst.With:
         writer = call.func.value.value
