@@ -5,6 +5,7 @@ private names used in one module only."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Dict, List, Set
 
@@ -67,13 +68,16 @@ def _imported(name: str, tree: ast.Module) -> Set[str]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def _trees() -> Dict[str, ast.Module]:
+    """Every module's tree, parsed when a test first asks (not at collection)."""
     return {name: ast.parse(path.read_text(encoding="utf-8"), str(path))
             for name, path in MODULES.items()}
 
 
-TREES = _trees()
-GRAPH = {name: _imported(name, tree) for name, tree in TREES.items()}
+@functools.lru_cache(maxsize=None)
+def _graph() -> Dict[str, Set[str]]:
+    return {name: _imported(name, tree) for name, tree in _trees().items()}
 
 
 def _cycle(graph: Dict[str, Set[str]]) -> List[str]:
@@ -110,9 +114,9 @@ def _ancestors_of(name: str) -> Set[str]:
 
 def test_the_graph_sees_imports_inside_functions():
     # batch.py imports the pipeline inside its per-file job only
-    assert "tapeshift.migrate.engine.pipeline" in GRAPH["tapeshift.migrate.engine.batch"]
+    assert "tapeshift.migrate.engine.pipeline" in _graph()["tapeshift.migrate.engine.batch"]
     # and the subcommands the command line imports by name
-    assert "tapeshift.migrate.commands.migrate" in GRAPH["tapeshift.migrate.commands.cli"]
+    assert "tapeshift.migrate.commands.migrate" in _graph()["tapeshift.migrate.commands.cli"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) == []
 
@@ -121,7 +125,7 @@ def test_no_import_cycle():
     # a package's own modules importing their package (__init__) is how Python
     # runs them, not a cycle of the code: those edges are left out
     graph = {name: {t for t in targets if t not in _ancestors_of(name)}
-             for name, targets in GRAPH.items()}
+             for name, targets in _graph().items()}
     assert _cycle(graph) == []
 
 
@@ -129,7 +133,7 @@ def test_no_package_imports_another_package_s_underscore_module():
     # an underscore module is its package's own: for that package and the
     # packages inside it (compat.backends reads compat._tf), no one else
     bad = []
-    for name, targets in GRAPH.items():
+    for name, targets in _graph().items():
         package = name if _is_package(name) else name.rpartition(".")[0]
         for target in targets:
             owner, _, last = target.rpartition(".")
@@ -141,7 +145,7 @@ def test_no_package_imports_another_package_s_underscore_module():
 
 def test_libcst_private_names_are_used_in_the_speedups_module_only():
     bad = []
-    for name, tree in TREES.items():
+    for name, tree in _trees().items():
         if name == SPEEDUPS:
             continue
         for node in ast.walk(tree):

@@ -41,9 +41,12 @@ PLAIN_PROGRAMS = st.lists(STMTS, max_size=8).map("".join)
 def programs():
     if hypothesmith is None:
         return PLAIN_PROGRAMS
-    return st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node(), PLAIN_PROGRAMS)
+    # deferred: the grammar's parser is built (seconds) on the first draw, not at collection
+    return st.deferred(lambda: st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node(),
+                                         PLAIN_PROGRAMS))
 
 
+PROGRAMS = programs()
 STORAGE = st.sampled_from(["lf", "crlf", "bom", "latin-1"])
 
 
@@ -63,7 +66,7 @@ def no_crash(record):
 
 
 @FUZZ
-@given(programs(), STORAGE)
+@given(PROGRAMS, STORAGE)
 def test_programs_without_tensorflow_come_out_byte_identical(source, how):
     assume("tensorflow" not in source)
     data = store(source, how)
@@ -75,7 +78,7 @@ def test_programs_without_tensorflow_come_out_byte_identical(source, how):
 
 
 @FUZZ
-@given(programs(), st.sampled_from(["import tensorflow as tf\n",
+@given(PROGRAMS, st.sampled_from(["import tensorflow as tf\n",
                                     "import tensorflow.compat.v1 as tf\n",
                                     "from tensorflow import gradients\n"]),
        st.sampled_from(["tape", "compat"]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import textwrap
 from textwrap import dedent
 from pathlib import Path
@@ -47,6 +48,14 @@ def _programs(data: str = "tests/**/data/*.py"):
     out = []
     for f in sorted({*ROOT.glob("examples/*.py"), *ROOT.glob(data)}):
         out.append((f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8")))
+    return out + _programs_in_tests()
+
+
+@functools.lru_cache(maxsize=None)
+def _programs_in_tests():
+    """(name, source) of each TensorFlow program written in the tests, read once: a
+    second LibCST parse of each would double the module's collection time."""
+    out = []
     seen = set()
     for f in sorted(p for p in ROOT.glob("tests/*/**/test_*.py")):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
@@ -306,9 +315,10 @@ def test_the_check_analysis_is_not_run_for_words_in_docstrings(monkeypatch):
         checks.check_source(spoken, "d.py")
 
 
-@pytest.mark.parametrize("name, source", [p for p in PROGRAMS if p[0].startswith(("examples/",
-                                                                               "tests/migrate/data"))],
-                         ids=lambda v: v if "/" in str(v)[:40] else "")
+@pytest.mark.parametrize("name, source", [
+    p if p[0].startswith("examples/") else pytest.param(*p, marks=pytest.mark.slow)
+    for p in PROGRAMS if p[0].startswith(("examples/", "tests/migrate/data"))],
+    ids=lambda v: v if "/" in str(v)[:40] else "")
 def test_qualified_names_on_demand_are_libcst_s(name, source):
     module = cst.parse_module(source)
     libcst_names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)

@@ -3,8 +3,8 @@
 ``names_of`` walks the statement with the fields LibCST visits instead of
 LibCST's own visit (which builds every node again): the same hooks on the
 same nodes, so the same loads and stores, compared here with LibCST's visit
-(reference mode) on every statement of the examples, the test data and the
-codemod's own sources.
+(reference mode) on every statement of the examples, the test data and (in the
+full run: they are large) the codemod's own sources.
 """
 
 from pathlib import Path
@@ -17,8 +17,9 @@ from tapeshift.migrate.engine.toolkit.dataflow import block_info, names_of
 from tapeshift.migrate.engine.toolkit.statements import statements
 
 ROOT = Path(__file__).resolve().parents[4]
-FILES = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/migrate/data/**/*.py"),
-                *(ROOT / "migrate" / "rules").glob("*.py")])
+FILES = [*sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/migrate/data/**/*.py")]),
+         *(pytest.param(p, marks=pytest.mark.slow)
+           for p in sorted((ROOT / "migrate" / "rules").glob("*.py")))]
 
 
 def test_loads_and_stores():

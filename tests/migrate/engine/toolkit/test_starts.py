@@ -67,7 +67,7 @@ def test_a_node_not_in_the_module_is_a_key_error():
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
-@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+@given(st.deferred(lambda: st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node())))
 def test_generated_programs(source):
     try:
         cst.parse_module(source)

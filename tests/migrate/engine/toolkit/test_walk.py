@@ -25,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[4]
 FILES = [f for f in (sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "migrate").rglob("*.py"))
                      + sorted((ROOT / "tests").rglob("*.py"))[:40]) if f.stat().st_size > 500]
 
+#: generated programs; hypothesmith builds its grammar's parser (seconds) on the first draw,
+#: not when the module is collected
+GENERATED = st.deferred(lambda: st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+
 AWKWARD = [
     "@decorator(arg)\n@other\nasync def f(a, /, b=(1,\n  2), *c, d: int = 3, **e) -> 'x':\n"
     "    '''doc'''\n    return (a\n            + b)\n",
@@ -152,7 +156,7 @@ def test_instance_test_answers_as_isinstance(classes):
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
-@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+@given(GENERATED)
 def test_generated_programs(source):
     try:
         cst.parse_module(source)
@@ -263,10 +267,11 @@ def test_transform_project_files(path):
     assert_transform_is_libcst_s(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
-@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+@given(GENERATED)
 def test_transform_generated_programs(source):
     try:
         cst.parse_module(source)
@@ -295,7 +300,8 @@ def test_remembered_facts_are_computed_once_while_remembering():
     assert remembered(module, "k", compute) == 5  # let go on leaving
 
 
-@pytest.mark.parametrize("path", FILES[::4], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p if p.parent.name == "examples" else pytest.param(p, marks=pytest.mark.slow)
+                                  for p in FILES[::4]], ids=lambda p: p.name)
 def test_nodes_of_are_the_instances_among_nodes_in_their_order(path):
     module = cst.parse_module(path.read_text())
     kinds = (cst.Name, cst.Call, cst.FunctionDef, (cst.FunctionDef, cst.ClassDef, cst.Lambda),
