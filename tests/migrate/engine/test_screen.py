@@ -129,13 +129,19 @@ def test_plain_dispatch_is_libcst_s(name, source):
         assert run_all() == fast
 
 
+#: every fourth program: all of them took 900 s of one worker, most of CI's run;
+#: the whole pipeline is compared on the legacy examples above and on a real
+#: package byte for byte in test_reference_mode
+KEPT_SAMPLE = PROGRAMS[::4]
+
+
 @pytest.mark.slow
 def test_kept_subtrees_change_no_rule_s_result():
-    """Every rule on every program: the transform that keeps unchanged nodes
-    (``KEEP_UNCHANGED``) gives the code, findings and changes of LibCST's visit."""
+    """Every rule on a sample of the programs: the transform that keeps unchanged
+    nodes (``KEEP_UNCHANGED``) gives the code, findings and changes of LibCST's visit."""
     def run_all():
         out = []
-        for name, source in PROGRAMS:
+        for name, source in KEPT_SAMPLE:
             module = cst.parse_module(source)
             for rule in ALL_RULES:
                 context = pipeline.CodemodContext(filename=name)
@@ -149,8 +155,8 @@ def test_kept_subtrees_change_no_rule_s_result():
 
     fast = run_all()
     changed = sum(1 for i, (code, _, _) in enumerate(fast)
-                  if code != PROGRAMS[i // len(ALL_RULES)][1])
-    assert changed > 100  # rules at work, not a harness that runs nothing
+                  if code != KEPT_SAMPLE[i // len(ALL_RULES)][1])
+    assert changed > 25  # rules at work, not a harness that runs nothing
     with reference_mode():
         assert run_all() == fast
 
