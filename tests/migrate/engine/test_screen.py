@@ -156,7 +156,7 @@ def test_kept_subtrees_change_no_rule_s_result():
     fast = run_all()
     changed = sum(1 for i, (code, _, _) in enumerate(fast)
                   if code != KEPT_SAMPLE[i // len(ALL_RULES)][1])
-    assert changed > 25  # rules at work, not a harness that runs nothing
+    assert changed > 100  # rules at work, not a harness that runs nothing
     with reference_mode():
         assert run_all() == fast
 
