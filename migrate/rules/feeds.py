@@ -50,7 +50,9 @@ from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SEEDING
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
                                              moving_average_applies)
+from tapeshift.migrate.rules.feeds_after import GraphAfterSession
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
+from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import RANDOM_PREFIXES, TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
 from tapeshift.migrate.rules.feeds_updates import UpdateOps
@@ -86,8 +88,8 @@ TS132 = CodeInfo(
 
 
 @register_rule
-class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBuilds, KindMixin,
-                       TapeshiftCodemod):
+class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections, UpdateOps,
+                       StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
     #: before the session rule, which would block on the fed graphs it turns into functions
@@ -114,6 +116,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
         self._other_sessions: Set[int] = set()
         self._ema_calls: Set[cst.Call] = set()  # ema.apply(...) of a moving average
         self._ema_converted: Set[str] = set()  # the moving averages those calls apply
+        self._after: Set[int] = set()  # graph code after the session (feeds_after.py)
 
     def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
         """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
@@ -223,24 +226,6 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
             # the contrib rule's TS118 (slim keeps graph mode) no longer applies
             self.shared.setdefault("resolved", set()).add(TS118.code)
 
-    def _fed_sessions_only(self, module: cst.Module, blocks):
-        """Sessions opened one after another in one block (a tutorial's sections, each
-        ``with tf.Session() as sess:``): the one that feeds is this rule's, the others
-        the session rule's. Only in a file that makes no variable: each TF1 session
-        starts its variables again, eager variables keep their values."""
-        by_block: Dict[int, list] = {}
-        for b in blocks:
-            by_block.setdefault(id(b[1]), []).append(b)
-        if all(len(same) == 1 for same in by_block.values()) or self._makes_variable(module):
-            return blocks
-        kept = []
-        for same in by_block.values():
-            fed = [b for b in same if _feeds(b[1].body[b[2]])]
-            kept.extend(fed if len(fed) == 1 else same)
-            if len(fed) == 1:
-                self._other_sessions |= {id(b[1].body[b[2]]) for b in same if b is not fed[0]}
-        return kept
-
     def _analyse_block(self, module: cst.Module, block: cst.CSTNode, index: int,
                        taken: Set[str]) -> List[cst.CSTNode]:
         """The new body of ``block``, whose statement ``index`` opens the session;
@@ -249,6 +234,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
         self._block_owner = self._block_owners.get(id(block))
         body = list(block.body)
         self._classify(body, index)
+        self._graph_after(body, index)
         runs = self._runs(body, index, module)
         steps = self._steps(runs, body, index)
         self._check_free_uses(module, body, index, runs)
@@ -489,7 +475,8 @@ class FeedsToFunctions(FedGraph, GraphBlocks, UpdateOps, StepFunctions, LayerBui
         ref = None  # noqa: F841  # the class (a cycle) holds it: not the rule and its tree
         loads: Dict[str, int] = {}
         for stmt in stmts:
-            for n in loaded_names(stmt):
+            # (a method's or function's own names too: `feed = {...}` in `learn`)
+            for n in loaded_names(stmt.body if isinstance(stmt, cst.FunctionDef) else stmt):
                 loads[n.value] = loads.get(n.value, 0) + 1
         return {name: dicts for name, dicts in bindings.items()
                 if name not in other and loads.get(name, 0) == uses.get(name, 0)}
@@ -562,19 +549,6 @@ class _NewBodies(cst.CSTTransformer):
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         body = self._bodies.get(id(original_node))
         return updated_node if body is None else updated_node.with_changes(body=body)
-
-
-def _feeds(stmt: cst.CSTNode) -> bool:
-    """Whether a statement passes a ``feed_dict`` (by keyword, or a dict literal as
-    the second argument of a ``run``)."""
-    for n in nodes(stmt):
-        if isinstance(n, cst.Call):
-            if any(a.keyword is not None and a.keyword.value == "feed_dict" for a in n.args):
-                return True
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "run" \
-                    and len(n.args) > 1 and isinstance(n.args[1].value, cst.Dict):
-                return True
-    return False
 
 
 def _dict_keys(d: cst.Dict) -> List[str]:

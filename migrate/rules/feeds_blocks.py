@@ -7,12 +7,13 @@ steers it is fixed Python (the update ops: feeds_updates.py).
 
 from __future__ import annotations
 
-from typing import List, Set
+from typing import Dict, List, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.dataflow import last_def, names_of
+from tapeshift.migrate.engine.toolkit.dataflow import block_info, last_def, names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS
 from tapeshift.migrate.rules.feeds_updates import groups_only
 from tapeshift.migrate.rules.session import TS107, TS108
 
@@ -65,7 +66,9 @@ class GraphBlocks:
         # starts again with it: its binding before is graph code too
         looped = {n.value for n in nodes(node.target) if isinstance(n, cst.Name)} \
             if isinstance(node, cst.For) else set()
-        for name in sorted(mutated | (st.reads & st.writes) - looped):
+        carried = st.reads & st.writes if isinstance(node, (cst.For, cst.While)) \
+            else _read_before_bound(node.body.body, self.BASE)  # (runs once)
+        for name in sorted(mutated | carried - looped):
             j = last_def(self._stmts, name, i)
             made, target = self._assignment(body[j]) if j >= 0 else (None, None)
             if j in self._graph:
@@ -91,6 +94,33 @@ class GraphBlocks:
             self._groupings.add(i)
             self._note_unordered(node, node.items[0].item, i)
 
+    def _scoped_placeholders(self, i: int, node: cst.With) -> Set[str]:
+        """``with tf.device('/cpu:0'): x = tf.placeholder(...); c = x * 2``, ``with
+        tf.name_scope('S'): S = tf.placeholder(...)``: placeholders made in a scope
+        block become parameters as the others do (their op names and device do not
+        reach the fed values); the rest of the block, if any, is graph code,
+        copied into the step functions without them. The names, registered."""
+        made: Dict[str, cst.Call] = {}
+        kept: List[cst.BaseStatement] = []
+        for stmt in node.body.body:
+            value, target = self._assignment(stmt)
+            if target is not None and isinstance(value, cst.Call) \
+                    and self.tf_api_name(value.func) in DENSE_PLACEHOLDERS:
+                made[target] = value
+            else:
+                kept.append(stmt)
+        if not made:
+            return set()
+        self._placeholders.update(made)
+        if kept:
+            st = self._stmts[i]
+            st.writes = st.writes - set(made)  # (the parameters define them)
+            first = kept[0]  # (the blank line after the placeholders goes with them)
+            kept[0] = first.with_changes(leading_lines=[
+                ln for ln in first.leading_lines if ln.comment is not None])
+            self._rewrites[i] = node.with_changes(body=node.body.with_changes(body=kept))
+        return set(made)
+
     def _scope_items_only(self, node: cst.With) -> bool:
         """A ``with`` of contexts that mean the same in eager code (device placement,
         name scopes, control dependencies: eager ops run in order)."""
@@ -114,3 +144,14 @@ def _mutated_lists(node: cst.CSTNode) -> Set[str]:
                 and isinstance(n.target.value, cst.Name):
             out.add(n.target.value.value)
     return out
+
+
+def _read_before_bound(body, base) -> Set[str]:
+    """The names a block that runs once reads before binding them (``total = total +
+    t``); ``a = x * y; b = a + z`` reads none."""
+    bound: Set[str] = set()
+    out: Set[str] = set()
+    for st in block_info(body, base):
+        out |= st.reads - bound
+        bound |= st.writes
+    return out & bound

@@ -140,6 +140,11 @@ class FedGraph:
                     self._created_at[target] = i
                 tainted.add(target)
                 continue
+            if isinstance(node, cst.With) and self._scope_items_only(node):
+                scoped = self._scoped_placeholders(i, node)
+                tainted |= scoped
+                if scoped and i not in self._rewrites:
+                    continue  # placeholders only: removed, as the others are
             api = self.tf_api_name(value.func) if isinstance(value, cst.Call) else None
             if api in DENSE_PLACEHOLDERS and target is not None:
                 self._placeholders[target] = value

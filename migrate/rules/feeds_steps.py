@@ -37,7 +37,8 @@ class StepFunctions:
             if step is None:
                 step = Step(name="", fetch=run.fetch, names=run.names)
                 fetched = set(run.names) - self._var_names
-                needed = backward_slice(self._stmts, fetched, end)
+                order = self._graph_order(end)
+                needed = {order[k].index for k in backward_slice(order, fetched, len(order))}
                 step.statements = sorted(needed & self._graph)
                 used = set()
                 for j in step.statements:
@@ -155,10 +156,11 @@ class StepFunctions:
                 for el in d.elements:
                     allowed.add(id(el.key))
         stores: Set[str] = set()
-        for stmt in body[start:]:
-            stores |= names_of(stmt, self.BASE)[1]
+        for i, stmt in enumerate(body[start:], start):
+            if i not in self._after:
+                stores |= names_of(stmt, self.BASE)[1]
         for i, stmt in enumerate(body):
-            if i < start and (i in self._graph or self._placeholder_stmt(i)):
+            if i in self._after or i < start and (i in self._graph or self._placeholder_stmt(i)):
                 continue
             for node, name in loaded_refs(stmt, self.BASE):
                 if i < start and name in moved and self._bound_before(name, i):
@@ -260,7 +262,7 @@ class StepFunctions:
             out.append(d.with_changes(leading_lines=lines))
         named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
         replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()))
-        rest = [stmt.visit(replacer) for stmt in body[start:]]
+        rest = [stmt.visit(replacer) for stmt in self._without_after(body, start)]
         rest = [stmt for stmt in rest if not isinstance(stmt, cst.RemovalSentinel)]
         if rest and defs:
             first = rest[0]
@@ -282,6 +284,23 @@ class StepFunctions:
             fed = described_feeds(run)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
+        return out
+
+    def _without_after(self, body: List[cst.CSTNode], start: int) -> List[cst.CSTNode]:
+        """The statements from ``start`` on without the graph code after the session
+        (it moved into the step functions); the blank lines and comments above it stay,
+        on the next statement kept."""
+        out: List[cst.CSTNode] = []
+        carried: List[cst.EmptyLine] = []
+        for i in range(start, len(body)):
+            if i in self._after:
+                carried += body[i].leading_lines
+                continue
+            stmt = body[i]
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
         return out
 
     def _bound_before(self, name: str, i: int) -> bool:
@@ -346,7 +365,7 @@ class StepFunctions:
                 node = node.with_changes(body=[cst.Expr(small.value)])  # its value is never read
             # (the comments of a moving average's statement stay where it is kept)
             keep = [ln for ln in node.leading_lines if ln.comment is not None
-                    and j not in self._moving_averages]
+                    and j not in self._moving_averages and j not in self._after]
             if n and any(ln.comment is None for ln in node.leading_lines) and not keep:
                 keep = [cst.EmptyLine(indent=False)]
             lines.append(node.with_changes(leading_lines=keep))

@@ -151,7 +151,8 @@ def test_the_plain_agent_converts():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py"])
+@pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
+                                  "advantage_actor_critic.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -162,6 +163,26 @@ def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
     assert len(printed) >= 4, report.to_text()  # every training step's print
+
+
+def test_a_negated_objective_and_a_named_feed_dict_in_a_method():
+    """``minimize(-self.exp_v)`` and ``feed_dict = {...}`` in ``learn``, as public
+    actor-critic agents write them."""
+    r = migrated("advantage_actor_critic.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    # the negated objective is computed under the tape, by a statement of its own
+    assert textwrap.indent(textwrap.dedent("""\
+            exp_v = tf.reduce_mean(log_prob * td_error)  # advantage guided loss
+
+            neg_exp_v = -exp_v
+        self.optimizer.apply_gradients(zip(tape.gradient(neg_exp_v, """), "        ") in out
+    # the feed dict keeps its name, keyed by the step method's parameters
+    assert textwrap.indent(textwrap.dedent("""\
+        feed_dict = {"s": s, "a": a, "td_error": td}
+        _, exp_v = self._run_train_op_exp_v(**feed_dict)
+    """), "        ") in out
+    assert not migrate_source(out, "advantage_actor_critic.py").changed
 
 
 def test_a_session_passed_in_goes_with_its_parameter():

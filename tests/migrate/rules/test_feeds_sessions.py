@@ -3,7 +3,8 @@ sections: the session that feeds placeholders becomes step functions, the
 others are the session rule's (``sess.run(t)`` -> ``t.numpy()``).
 
 TF1 starts a session's variables again in each session, eager variables keep
-their values: so this holds only in a file that makes no variable. A name
+their values: so another session may not read a variable, nor a graph value
+computed from one (NumPy values fetched from the trained model are fine). A name
 bound to a constant in an earlier section and to a placeholder in a later
 one keeps its first binding for the earlier section.
 """
@@ -109,6 +110,57 @@ def test_sections_with_variables_are_not_converted():
         codes(r)
 
 
+TRAINED_THEN_PLOTTED = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    xs = np.array([-2.0, -1.0, 1.0, 2.0], np.float32)
+    ys = np.array([0.0, 0.0, 1.0, 1.0], np.float32)
+    X = tf.placeholder(tf.float32, shape=(None,))
+    Y = tf.placeholder(tf.float32, shape=(None,))
+    w = tf.Variable([0.0, 0.0])
+    y_model = tf.sigmoid(w[1] * X + w[0])
+    cost = tf.reduce_mean(tf.square(Y - y_model))
+    train_op = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
+
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    for epoch in range(5):
+        err, _ = sess.run([cost, train_op], {X: xs, Y: ys})
+        print(epoch, err)
+    w_val = sess.run(w)
+
+    all_xs = np.linspace(-3, 3, 4)
+    with tf.Session() as sess:
+        print(sess.run(tf.sigmoid(all_xs * w_val[1] + w_val[0])))
+""")
+
+
+def test_a_section_of_numpy_values_after_a_trained_model_is_eager_code():
+    # the second session reads the learned weights as NumPy (w_val), no variable
+    r = migrated(TRAINED_THEN_PLOTTED)
+    assert r.mode == "tape", codes(r)
+    assert r.output.endswith(_src("""
+        w_val = w.numpy()
+
+        all_xs = np.linspace(-3, 3, 4)
+        print(tf.sigmoid(all_xs * w_val[1] + w_val[0]).numpy())
+    """))
+    assert "    err, _ = run_cost_train_op(X=xs, Y=ys)\n" in r.output
+    assert not migrate_source(r.output, "f.py").changed
+
+
+@pytest.mark.parametrize("read", ["w[1]", "y_model[0]"])
+def test_a_later_section_that_reads_a_variable_is_not_converted(read):
+    # a new TF1 session starts w again from its initial value; an eager w is trained
+    src = TRAINED_THEN_PLOTTED.replace("w_val[1] + w_val[0]", f"{read} + w_val[0]")
+    assert src != TRAINED_THEN_PLOTTED
+    r = migrated(src)
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "more than one Session" in f.message for f in r.findings), \
+        codes(r)
+
+
 def test_two_fed_sections_are_not_converted():
     src = SECTIONS.replace("print(sess.run(product))",
                            "print(sess.run(add, feed_dict={a: 4, b: 5}))")
@@ -137,11 +189,13 @@ def test_a_placeholder_s_comment_stays_before_the_step_function():
 
 @pytest.mark.tf
 @pytest.mark.slow
-def test_sections_compute_the_legacy_numbers(tmp_path):
+@pytest.mark.parametrize("source, prints", [(SECTIONS, 4), (TRAINED_THEN_PLOTTED, 6)],
+                         ids=["sections", "trained-then-plotted"])
+def test_sections_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
-    report = verify_sources(SECTIONS, migrated(SECTIONS).output, tmp_path / "f.py",
+    report = verify_sources(source, migrated(source).output, tmp_path / "f.py",
                             timeout=TIMEOUT)
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == 4, report.to_text()
+    assert len(printed) == prints, report.to_text()
