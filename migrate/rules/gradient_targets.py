@@ -12,11 +12,15 @@ numbers are too.
 
 A call of a graph-building helper that differentiates its first argument
 (``flat_grad(tf.reduce_sum(g * v), params)``; engine/toolkit/gradient_helpers.py)
-gets the same treatment.
+gets the same treatment, and so does the loss of a TF1 optimizer's ``minimize``
+or ``compute_gradients`` (``opt.minimize(-self.exp_v)``: the feeds rule turns it
+into a ``tf.gradients`` call of that loss), when the optimizer is made in the
+call or bound, in this file, only to TF1 optimizers.
 
 The name says what is computed: ``critic_x`` for ``critic(x)`` (a call of a
-name on names), else ``<target>_ys`` after the assignment the call is in, else
-``gradient_target``. A call inside a comprehension, a lambda or a conditional
+name on names), ``neg_exp_v`` for ``-self.exp_v``, else ``<target>_ys`` (a loss:
+``<target>_loss``) after the assignment the call is in (``self.train_op``:
+``train_op``), else ``gradient_target`` (a loss: ``loss``). A call inside a comprehension, a lambda or a conditional
 expression is left alone (its target may read names bound there, or not run).
 """
 
@@ -37,6 +41,8 @@ from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp,
            cst.BooleanOperation)
 _is_scope, _is_call = instance_test(_SCOPES), instance_test(cst.Call)
+#: a TF1 optimizer's methods that differentiate their first argument, ``loss``
+_LOSS_METHODS = frozenset({"minimize", "compute_gradients"})
 
 
 @register_rule
@@ -47,7 +53,7 @@ class GradientTargets(TapeshiftCodemod):
     PHASE = "pre"
     ORDER = 24
     #: (a gradient helper has a ``tf.gradients`` call too)
-    SCREEN_NAMES = frozenset({"gradients"})
+    SCREEN_NAMES = frozenset({"gradients"}) | _LOSS_METHODS
 
     def visit_Module(self, node: cst.Module) -> bool:
         self._taken: Set[str] = set(all_names(node))
@@ -55,13 +61,38 @@ class GradientTargets(TapeshiftCodemod):
         self._hoisted: Dict[cst.SimpleStatementLine, List[tuple]] = {}
         self._targets: Dict[cst.Call, tuple] = {}  # call -> (its target, the name)
         self._helpers = gradient_helpers(node, lambda c: self.is_tf(c.func, "gradients"))
+        self._optimizers: Set[str] = set()
+        self._optimizers = self._optimizer_names(node)
         return True
 
     def _target(self, call: cst.Call) -> Optional[cst.BaseExpression]:
-        """The ``ys`` of a ``tf.gradients`` call or of a gradient helper's call."""
+        """The ``ys`` of a ``tf.gradients`` call or of a gradient helper's call; the
+        loss of a TF1 optimizer's ``minimize`` or ``compute_gradients`` (which the
+        feeds rule turns into a ``tf.gradients`` call of it)."""
         if isinstance(call.func, cst.Name) and call.func.value in self._helpers:
             return self._helpers[call.func.value].operand(call, "ys")
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOSS_METHODS \
+                and self._optimizer(call.func.value):
+            return _ys(call, "loss")
         return _ys(call) if self.is_tf(call.func, "gradients") else None
+
+    def _optimizer(self, expr: cst.BaseExpression) -> bool:
+        """``tf.train.AdamOptimizer(lr)``, or a name (``opt``, ``self.opt``) bound
+        in this file only to such calls."""
+        if isinstance(expr, cst.Call):
+            api = self.tf_api_name(expr.func) or ""
+            return api.startswith("train.") and api.endswith("Optimizer")
+        return isinstance(expr, (cst.Name, cst.Attribute)) and code_of(expr) in self._optimizers
+
+    def _optimizer_names(self, module: cst.Module) -> Set[str]:
+        bound: Dict[str, bool] = {}
+        for n in nodes(module):
+            if isinstance(n, cst.Assign):
+                for t in n.targets:
+                    if isinstance(t.target, (cst.Name, cst.Attribute)):
+                        key = code_of(t.target)
+                        bound[key] = bound.get(key, True) and self._optimizer(n.value)
+        return {name for name, only in bound.items() if only}
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         found: List[cst.Call] = []
@@ -80,7 +111,8 @@ class GradientTargets(TapeshiftCodemod):
         assigned = _assigned_name(node)
         for call in found:
             ys = self._target(call)
-            name = fresh_name(_base(ys, assigned), self._taken)
+            loss = isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOSS_METHODS
+            name = fresh_name(_base(ys, assigned, "loss" if loss else "ys"), self._taken)
             self._taken.add(name)
             self._targets[call] = (ys, name)
             self._hoisted.setdefault(node, []).append((ys, name))
@@ -106,30 +138,39 @@ class GradientTargets(TapeshiftCodemod):
         return cst.FlattenSentinel([*first, updated_node.with_changes(leading_lines=[])])
 
 
-def _ys(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The ``ys`` argument of a ``tf.gradients`` call (first, or ``ys=``)."""
+def _ys(call: cst.Call, keyword: str = "ys") -> Optional[cst.BaseExpression]:
+    """The ``ys`` argument of a ``tf.gradients`` call (first, or ``ys=``), or the
+    first argument of another call by that ``keyword``."""
     for i, arg in enumerate(call.args):
         if arg.star:
             return None
         if (arg.keyword is None and i == 0) or (arg.keyword is not None
-                                                and arg.keyword.value == "ys"):
+                                                and arg.keyword.value == keyword):
             return arg.value
     return None
 
 
 def _assigned_name(stmt: cst.SimpleStatementLine) -> Optional[str]:
     small = stmt.body[0] if len(stmt.body) == 1 else None
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-            and isinstance(small.targets[0].target, cst.Name):
-        return small.targets[0].target.value
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            return target.attr.value  # self.train_op: train_op
     return None
 
 
-def _base(ys: cst.BaseExpression, assigned: Optional[str]) -> str:
+def _base(ys: cst.BaseExpression, assigned: Optional[str], role: str = "ys") -> str:
+    if isinstance(ys, cst.UnaryOperation) and isinstance(ys.operator, cst.Minus) \
+            and isinstance(ys.expression, (cst.Name, cst.Attribute)):
+        return f"neg_{code_of(ys.expression).rpartition('.')[2]}"  # -self.exp_v: neg_exp_v
     if isinstance(ys, cst.Call) and isinstance(ys.func, cst.Name) and ys.args and all(
             isinstance(a.value, cst.Name) and a.keyword is None and not a.star for a in ys.args):
         return "_".join([ys.func.value, *(a.value.value for a in ys.args)])
-    return f"{assigned}_ys" if assigned else "gradient_target"
+    if assigned:
+        return f"{assigned}_{role}"
+    return "loss" if role == "loss" else "gradient_target"
 
 
 def _indexed(ys: cst.BaseExpression) -> bool:

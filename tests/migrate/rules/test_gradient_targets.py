@@ -67,6 +67,42 @@ class TestGradientTargets(CodemodTest):
         """
         self.assertCodemod(code, code)
 
+    def test_an_optimizer_s_loss_expression_is_named_too(self) -> None:
+        # the feeds rule turns minimize(loss) into tf.gradients(loss, var_list)
+        before = """
+            import tensorflow as tf
+
+            opt = tf.train.AdamOptimizer(0.1)
+            train = opt.minimize(-exp_v)  # maximize exp_v
+            self.train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss=a + b, var_list=w)
+            pairs = opt.compute_gradients(tf.reduce_sum(y))
+        """
+        after = """
+            import tensorflow as tf
+
+            opt = tf.train.AdamOptimizer(0.1)
+            neg_exp_v = -exp_v
+            train = opt.minimize(neg_exp_v)  # maximize exp_v
+            train_op_loss = a + b
+            self.train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss=train_op_loss, var_list=w)
+            pairs_loss = tf.reduce_sum(y)
+            pairs = opt.compute_gradients(pairs_loss)
+        """
+        self.assertCodemod(before, after)
+
+    def test_minimize_of_anything_but_a_tf1_optimizer_is_left(self) -> None:
+        code = """
+            import tensorflow as tf
+            from scipy import optimize
+
+            opt = tf.train.AdamOptimizer(0.1)
+            opt = make_optimizer()
+            a = opt.minimize(-loss)
+            b = optimize.minimize(-f, x0)
+            c = tf.keras.optimizers.Adam().minimize(-loss, var_list=w)
+        """
+        self.assertCodemod(code, code)
+
     def test_a_taken_name_is_not_reused(self) -> None:
         before = """
             import tensorflow as tf
