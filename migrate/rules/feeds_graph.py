@@ -108,6 +108,7 @@ class FedGraph:
         self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
         self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
         self._var_lists: Set[str] = set()  # names bound to lists of variables
+        self._var_dicts: Set[str] = set()  # names bound to dicts of trainable variables
         # layer objects the model-code rule made: created once, here; their
         # variables exist from their first call (in a step function), so what
         # reads them is recomputed there too
@@ -323,6 +324,17 @@ class FedGraph:
                     if owner._trainable(a.value, owner.tf_api_name(a.value.func)):
                         owner._variables.append(target)
                         owner._created_at[target] = i
+                # weights = {'h1': tf.Variable(...), ...}: listed as *weights.values(), in the
+                # order the dict makes them (when all of them are trainable)
+                if target is not None and isinstance(a.value, cst.Dict) and a.value.elements \
+                        and all(isinstance(e, cst.DictElement) and isinstance(e.value, cst.Call)
+                                and owner.tf_api_name(e.value.func) in VARIABLE_MAKERS
+                                and owner._trainable(e.value, owner.tf_api_name(e.value.func))
+                                for e in a.value.elements):
+                    named.update(id(e.value) for e in a.value.elements)
+                    owner._variables.append(target)
+                    owner._created_at[target] = i
+                    owner._var_dicts.add(target)
                 # a, b = [tf.Variable(p) for p in init], a, b = tf.Variable(1.), tf.Variable(2.):
                 # created in the order of the names
                 targets = a.targets[0].target if len(a.targets) == 1 else None
@@ -425,6 +437,8 @@ class FedGraph:
                     self._train_call(i, node, small, call, stack)
 
     def _var_element(self, name: str) -> cst.BaseElement:
+        if name in self._var_dicts:
+            return cst.StarredElement(cst.parse_expression(f"{name}.values()"))
         if name in self._layers:
             return cst.StarredElement(cst.Attribute(cst.parse_expression(name),
                                                     cst.Name("trainable_variables")))
@@ -515,6 +529,9 @@ class FedGraph:
             self.record_change(call, "var_list: the trainable variables created before this "
                                f"line, {code_of(listed)}")
             return listed
+        if isinstance(given, cst.Call) and not given.args and isinstance(given.func, cst.Attribute) \
+                and given.func.attr.value == "values" and self._ref(given.func.value) in self._var_dicts:
+            return cst.List([cst.StarredElement(given)])  # var_list=weights.values()
         if isinstance(given, (cst.List, cst.Tuple)) and self._variable_list(given):
             return cst.List([e.with_changes(comma=cst.MaybeSentinel.DEFAULT)
                              for e in given.elements])

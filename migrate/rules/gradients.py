@@ -29,7 +29,7 @@ import libcst as cst
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.kinds import KindMixin
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_DICT, KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
@@ -227,12 +227,24 @@ def _self_attribute(expr: cst.BaseExpression) -> bool:
         and expr.value.value == "self"
 
 
-def _owned_variables(element: cst.BaseElement) -> bool:
-    """``*owner.trainable_variables`` (or ``.variables``) in a list of sources."""
+def _owned_variables(element: cst.BaseElement, kinds: Optional[dict] = None) -> bool:
+    """``*owner.trainable_variables`` (or ``.variables``) in a list of sources; with
+    ``kinds``, ``*weights.values()`` of a dict of variables too."""
     v = element.value
-    return isinstance(element, cst.StarredElement) and isinstance(v, cst.Attribute) \
+    if not isinstance(element, cst.StarredElement):
+        return False
+    if isinstance(v, cst.Call) and not v.args and isinstance(v.func, cst.Attribute) \
+            and v.func.attr.value == "values" and kinds is not None:
+        return kinds.get(code_of(v.func.value)) == VARIABLE_DICT
+    return isinstance(v, cst.Attribute) \
         and (isinstance(v.value, cst.Name) or _self_attribute(v.value)) \
         and v.attr.value in ("trainable_variables", "variables")
+
+
+def _owner(element: cst.BaseElement) -> str:
+    """What holds the variables of an element ``_owned_variables`` accepts."""
+    v = element.value
+    return code_of(v.func.value if isinstance(v, cst.Call) else v.value)
 
 
 def _is_main_guard(node: cst.CSTNode) -> bool:
@@ -516,16 +528,16 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
             gc.xs = [e.value.value for e in xs.elements]
             gc.xs_is_list = True
         elif isinstance(xs, (cst.List, cst.Tuple)) and xs.elements and all(
-                _owned_variables(e) or isinstance(e.value, cst.Name) or _self_attribute(e.value)
-                for e in xs.elements):
+                _owned_variables(e, kinds) or isinstance(e.value, cst.Name)
+                or _self_attribute(e.value) for e in xs.elements):
             # [w, *dense.trainable_variables]: layers' variables, made by the
             # calls the tape records (so never watched by hand), beside variables
             # (in a method, both may be kept on the object: self.w, *self.fc.trainable_variables)
-            gc.xs = [code_of(e.value.value) if _owned_variables(e) else code_of(e.value)
+            gc.xs = [_owner(e) if _owned_variables(e, kinds) else code_of(e.value)
                      for e in xs.elements]
             gc.xs_is_list = True
-            self._variable_owners.update(code_of(e.value.value) for e in xs.elements
-                                         if _owned_variables(e))
+            self._variable_owners.update(_owner(e) for e in xs.elements
+                                         if _owned_variables(e, kinds))
             if any(x.startswith("self.") for x in gc.xs):
                 gc.base = "self"
         elif isinstance(xs, cst.Attribute) and isinstance(xs.value, cst.Name) \

@@ -33,6 +33,8 @@ NON_TENSOR_MODULES = frozenset({"train", "summary", "distribute"})
 
 #: the kind of a name bound to a lambda whose body is a TensorFlow op's call
 RETURNS_TENSOR = "function returning a tensor"
+#: ``weights = {'h1': tf.Variable(...), ...}``: trainable variables held in a dict literal
+VARIABLE_DICT = "dict of variables"
 
 
 class KindMixin:
@@ -74,6 +76,8 @@ class KindMixin:
             return "tensor"
         if isinstance(expr, cst.Subscript):
             base = self.expr_kind(expr.value, kinds)
+            if base == VARIABLE_DICT:
+                return "variable"  # weights['h1']
             return "tensor" if base in ("tensor", "variable", "list") else "unknown"
         if isinstance(expr, cst.BinaryOperation):
             kl = self.expr_kind(expr.left, kinds)
@@ -86,6 +90,10 @@ class KindMixin:
             return "tensor" if k in ("tensor", "variable") else "unknown"
         if isinstance(expr, cst.Name):
             return kinds.get(expr.value, "unknown")
+        if isinstance(expr, cst.Dict) and expr.elements and all(
+                isinstance(e, cst.DictElement) and self.expr_kind(e.value, kinds) == "variable"
+                for e in expr.elements):
+            return VARIABLE_DICT
         if isinstance(expr, cst.List):
             return "list"
         if isinstance(expr, cst.Tuple):
