@@ -27,6 +27,7 @@ its compat form.
 
 from __future__ import annotations
 
+import builtins
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -162,6 +163,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
                 self._bail(TS107.code, session_call, "the Session is opened inside a block of "
                            f"`{cls.name.value}` the codemod cannot follow")
             start = starts[0]
+        self._initializers = self._initializer_refs(flat, cls)
         others = [fn for name, fn in ctx.methods.items() if name not in ctx.once]
         body: List[cst.CSTNode] = [stmt for _, stmt in flat] + others
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
@@ -261,8 +263,38 @@ class ClassFeedsToMethods(FeedsToFunctions):
         return False
 
     def _initializer_run(self, call: cst.Call) -> bool:
-        return bool(call.args) and isinstance(call.args[0].value, cst.Call) and \
-            self.tf_api_name(call.args[0].value.func) in INITIALIZERS
+        """``self.sess.run(tf.global_variables_initializer())``, or of ``self.init``
+        bound in the once-run methods only to an initializer."""
+        if not call.args:
+            return False
+        arg = call.args[0].value
+        if isinstance(arg, cst.Call):
+            return self.tf_api_name(arg.func) in INITIALIZERS
+        return self._ref(arg) is not None and self._ref(arg) in self._initializers
+
+    def _initializer_refs(self, flat, cls: cst.ClassDef) -> Set[str]:
+        """Attributes (``self.init``) bound in the once-run methods only to initializers
+        and read only by ``self.sess.run(self.init)``: binding and runs go."""
+        bound: Dict[str, bool] = {}
+        for _, stmt in flat:
+            value, target = self._assignment(stmt)
+            if target is not None:
+                bound[target] = bound.get(target, True) and isinstance(value, cst.Call) \
+                    and self.tf_api_name(value.func) in INITIALIZERS
+        refs = {ref for ref, only in bound.items() if only and ref.startswith("self.")}
+        seen: Dict[str, int] = {}
+        allowed: Dict[str, int] = {}
+        for n in nodes(cls):
+            ref = self._ref(n) if isinstance(n, cst.Attribute) else None
+            if ref in refs:
+                seen[ref] = seen.get(ref, 0) + 1
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                    and n.func.attr.value == "run" and self._ref(n.func.value) == self._session_ref \
+                    and len(n.args) == 1 and self._ref(n.args[0].value) in refs:
+                ref = self._ref(n.args[0].value)
+                allowed[ref] = allowed.get(ref, 0) + 1
+        writes = {ref: sum(1 for _, stmt in flat if self._assignment(stmt)[1] == ref) for ref in refs}
+        return {ref for ref in refs if seen.get(ref, 0) == writes[ref] + allowed.get(ref, 0)}
 
     def _copy_locals(self, steps: List[Step], body, start: int, flat) -> None:
         """A step method runs apart from the method that built its graph: a local the
@@ -286,10 +318,28 @@ class ClassFeedsToMethods(FeedsToFunctions):
                     if k >= start:
                         continue
                     if k not in self._graph and isinstance(body[k], cst.SimpleStatementLine):
+                        self._check_copyable(body, k, name, module_names)
                         needed.add(k)
                         frontier.append(k)
                         self._copied.add(k)
             step.statements = sorted(needed)
+
+    def _check_copyable(self, body, k: int, name: str, module_names: Set[str]) -> None:
+        """Statement ``k``, which binds the local ``name``, may be run again in a step
+        method: it makes no variable and changes no state (it would do so at every
+        call), and what it reads exists there (not a parameter of ``__init__``)."""
+        stmt = body[k]
+        if self._makes_variable(stmt) or self._changes_state(stmt):
+            self._bail(TS107.code, stmt, f"`{name}`, a local of the method that builds the graph, "
+                       "makes a variable or an update that a step method reads: run again there "
+                       f"it would be made at each call (keep it as an attribute, `self.{name}`)")
+        for read in sorted(self._stmts[k].reads):
+            if read.startswith("self.") or read in module_names or read in _BUILTINS:
+                continue
+            if not any(read in self._stmts[j].writes for j in range(k)):
+                self._bail(TS107.code, stmt, f"`{name}`, a local of the method that builds the "
+                           f"graph, is read by a step method but computed from `{read}`, which "
+                           "the step method does not have")
 
     # ------------------------------------------------------------------
     # names in the step methods
@@ -355,6 +405,11 @@ class ClassFeedsToMethods(FeedsToFunctions):
                 elif i < start:
                     if i in hoisted:
                         out.append(hoisted[i])
+                    if self._assignment(stmt)[1] in self._initializers:
+                        self.record_change(stmt, f"`{code_of(stmt).strip()}` removed: eager "
+                                           "variables start initialised")
+                        carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
+                        continue
                     if i in self._graph or self._placeholder_stmt(i) or (
                             i in self._copied and not self._read_after(i, flat, body, start)):
                         carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
@@ -416,6 +471,9 @@ class ClassFeedsToMethods(FeedsToFunctions):
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`self.{run.function}({fed})`")
         return cls.with_changes(body=cls.body.with_changes(body=members))
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 class _Localizer(cst.CSTTransformer):

@@ -127,6 +127,37 @@ def test_what_it_cannot_follow_keeps_compat_form_with_the_reason(extra, code):
     assert code in [c for c, _ in codes(r)], codes(r)
 
 
+def test_an_initializer_kept_as_an_attribute_goes_with_its_runs():
+    src = AGENT.replace("{extra}", "").replace(
+        "        self.sess = tf.Session()\n        self.sess.run(tf.global_variables_initializer())\n",
+        "        self.init = tf.global_variables_initializer()\n        self.sess = tf.Session()\n"
+        "\n    def start(self):\n        self.sess.run(self.init)\n")
+    r = migrate_source(src, "agent.py")
+    assert r.mode == "tape", codes(r)
+    assert "init" not in r.output.replace("__init__", "")
+    assert "    def start(self):\n        pass\n" in r.output
+
+
+def test_a_local_variable_a_step_method_reads_is_not_made_again_there():
+    # `w` is a local of __init__: copied into the step method, it would be a new
+    # variable at each call (and `n` is not there)
+    src = AGENT.replace("{extra}", "").replace(
+        "    def __init__(self):\n", "    def __init__(self, n=2):\n").replace(
+        "        self.w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, self.w)\n",
+        "        w = tf.Variable(tf.ones([n, 1]))\n        self.y = tf.matmul(self.x, w)\n")
+    r = migrate_source(src, "agent.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "`w`, a local of the method that builds the graph, makes a "
+               "variable" in f.message for f in r.findings), codes(r)
+    # a local that only computes, from what the step method has, is made again there
+    ok = AGENT.replace("{extra}", "").replace(
+        "        self.y = tf.matmul(self.x, self.w)\n",
+        "        scale = tf.constant(2.0)\n        self.y = tf.matmul(self.x, self.w) * scale\n")
+    r = migrate_source(ok, "agent.py")
+    assert r.mode == "tape", codes(r)
+    assert "        scale = tf.constant(2.0)\n        y = tf.matmul(x, self.w) * scale\n" in r.output
+
+
 def test_the_plain_agent_converts():
     r = migrate_source(AGENT.replace("{extra}", ""), "agent.py")
     assert r.mode == "tape", codes(r)
