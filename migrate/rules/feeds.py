@@ -232,7 +232,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         ``taken``: the names in use (the step functions' names are added)."""
         self._block = block
         self._block_owner = self._block_owners.get(id(block))
-        body = list(block.body)
+        body, index = self._opened_early(list(block.body), index)
         self._classify(body, index)
         self._graph_after(body, index)
         runs = self._runs(body, index, module)

@@ -18,6 +18,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.tf1_api import INITIALIZERS
 from tapeshift.migrate.rules.feeds_graph import LAYER_PREFIXES, TRAIN_METHODS
 
 
@@ -45,6 +46,57 @@ class SessionSections:
             kept.extend(fed)
             self._other_sessions |= {id(b[1].body[b[2]]) for b in others}
         return kept
+
+    def _opened_early(self, body: List[cst.CSTNode], index: int):
+        """``sess = tf.Session()`` at the top of a script, the graph built after it (its
+        initializer perhaps run on the way): a session runs what the graph holds when
+        ``sess.run`` is called, so the block is read with the session (and those
+        initializer runs) moved to where the session is first used otherwise. Not when
+        a variable is made after an initializer run (TF1 leaves it uninitialized).
+        The body in that order, and the session's index in it."""
+        stmt = body[index]
+        name = self._session_name(stmt) if isinstance(stmt, cst.SimpleStatementLine) else None
+        if name is None:
+            return body, index
+        inits: List[int] = []
+        first = None
+        for j in range(index + 1, len(body)):
+            if not any(isinstance(n, cst.Name) and n.value == name for n in nodes(body[j])):
+                continue
+            if self._runs_initializer(body, j, name):
+                inits.append(j)
+                continue
+            first = j
+            break
+        if first is None or first == index + 1 + len(inits):
+            return body, index
+        if inits and any(self._makes_variable(body[k]) for k in range(inits[0] + 1, first)):
+            return body, index
+        graph = [body[k] for k in range(index + 1, first) if k not in inits]
+        moved = [*body[:index], *graph, stmt, *(body[k] for k in inits), *body[first:]]
+        return moved, index + len(graph)
+
+    def _runs_initializer(self, body: List[cst.CSTNode], j: int, session: str) -> bool:
+        """Statement ``j`` is ``sess.run(init)``, ``init`` an initializer (or bound
+        only to initializers in ``body``)."""
+        stmt = body[j]
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Expr)):
+            return False
+        call = stmt.body[0].value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "run" and isinstance(call.func.value, cst.Name)
+                and call.func.value.value == session and len(call.args) == 1):
+            return False
+        arg = call.args[0].value
+        if isinstance(arg, cst.Call):
+            return self.tf_api_name(arg.func) in INITIALIZERS
+        if not isinstance(arg, cst.Name):
+            return False
+        values = [self._assignment(s) for s in body]
+        bound = [value for value, target in values if target == arg.value]
+        return bool(bound) and all(isinstance(v, cst.Call) and self.tf_api_name(v.func)
+                                   in INITIALIZERS for v in bound)
 
     def _variable_values(self, module: cst.Module) -> Set[str]:
         """Names bound (anywhere in the module) to a variable, a layer's output, a

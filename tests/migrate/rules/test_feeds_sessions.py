@@ -161,6 +161,49 @@ def test_a_later_section_that_reads_a_variable_is_not_converted(read):
         codes(r)
 
 
+OPENED_FIRST = _src("""
+    import numpy as np
+    import tensorflow as tf
+    sess = tf.Session()
+    x_vals = np.array([-1.0, 0.5, 2.0, 3.0])
+    y_vals = np.array([0.0, 0.0, 1.0, 1.0])
+    x_data = tf.placeholder(shape=[1], dtype=tf.float32)
+    y_target = tf.placeholder(shape=[1], dtype=tf.float32)
+    A = tf.Variable(tf.constant([1.0]))
+    my_output = tf.add(x_data, A)
+    init = tf.global_variables_initializer()
+    sess.run(init)
+    xentropy = tf.nn.sigmoid_cross_entropy_with_logits(logits=my_output, labels=y_target)
+    my_opt = tf.train.GradientDescentOptimizer(0.05)
+    train_step = my_opt.minimize(xentropy)
+    for i in range(8):
+        sess.run(train_step, feed_dict={x_data: [x_vals[i % 4]], y_target: [y_vals[i % 4]]})
+        print(i, sess.run(A), sess.run(xentropy, feed_dict={x_data: [1.0], y_target: [1.0]}))
+""")
+
+
+def test_a_session_opened_before_the_graph_is_read_where_it_is_first_used():
+    # TF1 runs what the graph holds at sess.run; the initializer ran before the
+    # optimizer was made, which makes no variable (GradientDescent has no slots)
+    r = migrated(OPENED_FIRST)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert "Session" not in out and "initializer" not in out and "placeholder" not in out
+    assert out.index("A = tf.Variable") < out.index("my_opt = ") < out.index("def run_train_step")
+    assert "    run_train_step(x_data=[x_vals[i % 4]], y_target=[y_vals[i % 4]])\n" in out
+    assert not migrate_source(out, "f.py").changed
+
+
+def test_a_variable_made_after_the_initializer_ran_keeps_the_session_where_it_is():
+    # TF1 leaves such a variable uninitialized: the program is not read as if it were
+    src = OPENED_FIRST.replace("my_opt = tf.train.GradientDescentOptimizer(0.05)\n",
+                               "B = tf.Variable(2.0)\nmy_opt = tf.train.GradientDescentOptimizer(0.05)\n")
+    assert src != OPENED_FIRST
+    r = migrated(src)
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" for f in r.findings), codes(r)
+
+
 def test_two_fed_sections_are_not_converted():
     src = SECTIONS.replace("print(sess.run(product))",
                            "print(sess.run(add, feed_dict={a: 4, b: 5}))")
@@ -189,8 +232,9 @@ def test_a_placeholder_s_comment_stays_before_the_step_function():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("source, prints", [(SECTIONS, 4), (TRAINED_THEN_PLOTTED, 6)],
-                         ids=["sections", "trained-then-plotted"])
+@pytest.mark.parametrize("source, prints", [(SECTIONS, 4), (TRAINED_THEN_PLOTTED, 6),
+                                            (OPENED_FIRST, 8)],
+                         ids=["sections", "trained-then-plotted", "opened-first"])
 def test_sections_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
