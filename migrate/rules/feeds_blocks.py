@@ -11,7 +11,7 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.dataflow import block_info, last_def, names_of
+from tapeshift.migrate.engine.toolkit.dataflow import block_info, last_def, mutated_names, names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS
 from tapeshift.migrate.rules.feeds_updates import groups_only
@@ -59,15 +59,19 @@ class GraphBlocks:
         if self._changes_state(node) or self._makes_variable(node):
             self._bail(TS108.code, node, f"a `{kind}` statement that builds an update op or a "
                        "variable is not converted")
-        mutated = _mutated_lists(node)
+        mutated = mutated_names(node)
         st = self._stmts[i]
         st.writes = st.writes | mutated
         # what the statement fills or accumulates (grads.append(g), total = total + t)
         # starts again with it: its binding before is graph code too
         looped = {n.value for n in nodes(node.target) if isinstance(n, cst.Name)} \
             if isinstance(node, cst.For) else set()
-        carried = st.reads & st.writes if isinstance(node, (cst.For, cst.While)) \
-            else _read_before_bound(node.body.body, self.BASE)  # (runs once)
+        # what a pass reads before binding it comes from before the statement or from the
+        # pass before (`h = tf.sigmoid(h @ w)`); a name bound before it is read in each pass
+        # (`X = tf.reshape(x_t, [1, 2])`) is made afresh by every pass
+        carried = _read_before_bound(node.body.body, self.BASE)
+        if isinstance(node, cst.While):
+            carried |= names_of(node.test, self.BASE)[0] & st.writes
         for name in sorted(mutated | carried - looped):
             j = last_def(self._stmts, name, i)
             made, target = self._assignment(body[j]) if j >= 0 else (None, None)
@@ -129,26 +133,9 @@ class GraphBlocks:
             for item in node.items)
 
 
-#: list and dict methods that change the object in place
-_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault"})
-
-
-def _mutated_lists(node: cst.CSTNode) -> Set[str]:
-    """Names whose object a statement changes in place: ``grads.append(g)``, ``d[k] = v``."""
-    out: Set[str] = set()
-    for n in nodes(node):
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
-                and n.func.attr.value in _MUTATORS and isinstance(n.func.value, cst.Name):
-            out.add(n.func.value.value)
-        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Subscript) \
-                and isinstance(n.target.value, cst.Name):
-            out.add(n.target.value.value)
-    return out
-
-
 def _read_before_bound(body, base) -> Set[str]:
-    """The names a block that runs once reads before binding them (``total = total +
-    t``); ``a = x * y; b = a + z`` reads none."""
+    """The names a block (or one pass of a loop) reads before binding them (``total =
+    total + t``); ``a = x * y; b = a + z`` reads none."""
     bound: Set[str] = set()
     out: Set[str] = set()
     for st in block_info(body, base):

@@ -26,6 +26,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import (
     block_info,
     forward_dependents,
     last_def,
+    mutated_names,
     names_of,
 )
 from tapeshift.migrate.engine.toolkit.gradient_helpers import TAPE_PARAM, GradientHelper
@@ -110,6 +111,8 @@ class TapePlans:
     def _plan(self, block, calls: List[_GradCall], kinds: dict, taken: Set[str]) -> Optional[_Plan]:
         body = list(block.body)
         stmts = block_info(body, "self" if any(gc.base for gc in calls) else None)
+        for st in stmts:  # (`states.append(h)` in a loop makes what `states` holds)
+            st.writes = st.writes | mutated_names(st.node)
         # a call of a module function reads what the function reads from the module
         # (a model function computing with the variables made before its first call)
         for st in stmts:

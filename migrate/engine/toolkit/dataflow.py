@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.walk import visit
+from tapeshift.migrate.engine.toolkit.walk import nodes, visit
 
 
 class _LoadsAndStores(cst.CSTVisitor):
@@ -228,4 +228,21 @@ def forward_dependents(stmts: Sequence[Stmt], sources: Dict[str, int],
         for name, d in sources.items():
             if d == j:
                 tainted.add(name)
+    return out
+
+
+#: list and dict methods that change the object in place
+MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault"})
+
+
+def mutated_names(node: cst.CSTNode) -> Set[str]:
+    """Names whose object a statement changes in place: ``grads.append(g)``, ``d[k] = v``."""
+    out: Set[str] = set()
+    for n in nodes(node):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                and n.func.attr.value in MUTATORS and isinstance(n.func.value, cst.Name):
+            out.add(n.func.value.value)
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Subscript) \
+                and isinstance(n.target.value, cst.Name):
+            out.add(n.target.value.value)
     return out

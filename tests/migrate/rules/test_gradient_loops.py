@@ -276,10 +276,56 @@ def test_a_while_on_a_graph_value_is_not_converted():
                for f in r.findings), codes(r)
 
 
+UNROLLED_RNN = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    W0 = tf.Variable([[0.1, -0.2], [0.3, 0.2]])
+    H = tf.Variable([[0.5, 0.1], [-0.1, 0.4]])
+    W1 = tf.Variable([[1.0], [-1.0]])
+    X_placeholder = tf.placeholder(tf.float32, [2, 3])
+    init_state = tf.placeholder(tf.float32, [1, 2])
+    inputs_series = tf.unstack(X_placeholder, axis=1)
+    current_state = init_state
+    states_series = []
+    for input_data in inputs_series:
+        X = tf.reshape(input_data, [1, 2])
+        next_state = tf.sigmoid(tf.matmul(X, W0) + tf.matmul(current_state, H))
+        states_series.append(next_state)
+        current_state = next_state
+    logits_series = [tf.matmul(state, W1) for state in states_series]
+    total_loss = tf.reduce_mean(tf.square(logits_series))
+    train_step = tf.train.GradientDescentOptimizer(0.3).minimize(total_loss)
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for j in range(3):
+            X = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+            loss, _, state = sess.run([total_loss, train_step, current_state],
+                                      feed_dict={X_placeholder: X, init_state: np.zeros((1, 2))})
+            print(j, loss, state)
+""")
+
+
+def test_a_list_a_loop_fills_before_the_loss_is_recorded_with_the_loop():
+    # an RNN unrolled by hand: `X` is bound afresh in each pass (not carried), and the
+    # loop that fills `states_series` is part of the forward pass the tape records
+    r = migrated(UNROLLED_RNN)
+    assert r.mode == "tape", codes(r)
+    assert textwrap.indent(_src("""
+        states_series = []
+        with tf.GradientTape() as tape:
+            for input_data in inputs_series:
+                X = tf.reshape(input_data, [1, 2])
+    """), "    ") in r.output
+    assert "    optimizer.apply_gradients(zip(tape.gradient(total_loss, [W0, H, W1])" in r.output
+    assert not migrate_source(r.output, "f.py").changed
+
+
 @pytest.mark.tf
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["WHILE_PASS", "INNER_STEPS", "WHILE_LOOP_BODY", "MAP_AND_COND",
-                                  "FED_WHILE"])
+                                  "FED_WHILE", "UNROLLED_RNN"])
 def test_loops_compute_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -289,4 +335,5 @@ def test_loops_compute_the_legacy_numbers(name, tmp_path):
     report = verify_sources(source, r.output, tmp_path / "f.py", timeout=TIMEOUT)
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == {"FED_WHILE": 3, "MAP_AND_COND": 2}.get(name, 1), report.to_text()
+    assert len(printed) == {"FED_WHILE": 3, "MAP_AND_COND": 2, "UNROLLED_RNN": 3}.get(name, 1), \
+        report.to_text()
