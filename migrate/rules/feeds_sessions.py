@@ -68,11 +68,14 @@ class SessionSections:
                 continue
             first = j
             break
-        if first is None or first == index + 1 + len(inits):
-            return body, index
+        between = [k for k in range(index + 1, first or index) if k not in inits]
+        if first is None or not any(
+                isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
+                for k in between for n in nodes(body[k])):
+            return body, index  # (no graph built between: nothing to read otherwise)
         if inits and any(self._makes_variable(body[k]) for k in range(inits[0] + 1, first)):
             return body, index
-        graph = [body[k] for k in range(index + 1, first) if k not in inits]
+        graph = [body[k] for k in between]
         moved = [*body[:index], *graph, stmt, *(body[k] for k in inits), *body[first:]]
         return moved, index + len(graph)
 
