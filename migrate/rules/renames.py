@@ -122,6 +122,27 @@ KEYWORDS: Dict[str, Dict[str, str]] = {
     "tensorflow.nn.softmax_cross_entropy_with_logits_v2": {"dim": "axis"},
 }
 
+#: full name -> {TF1 keyword alias: TF2 keyword}, for functions TF2 keeps under their
+#: name but without TF1's deprecated keyword aliases (``tf.reduce_sum(x,
+#: reduction_indices=1)`` raises a TypeError in TF2; ``axis=1`` is the same argument).
+#: Each pair checked against TF 2.21's signatures: the alias is a parameter of the
+#: ``tf.compat.v1`` function and not of the TF2 one, which has the new name.
+KEYWORD_ALIASES: Dict[str, Dict[str, str]] = {
+    **{f"tensorflow.{prefix}{name}": {"reduction_indices": "axis", "keep_dims": "keepdims"}
+       for prefix in ("", "math.")
+       for name in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+                    "reduce_all", "reduce_any", "reduce_logsumexp")},
+    **{f"tensorflow.{prefix}{name}": {"dimension": "axis"}
+       for prefix in ("", "math.") for name in ("argmax", "argmin")},
+    "tensorflow.expand_dims": {"dim": "axis"},
+    "tensorflow.squeeze": {"squeeze_dims": "axis"},
+    "tensorflow.nn.softmax": {"dim": "axis"},
+    "tensorflow.nn.log_softmax": {"dim": "axis"},
+    "tensorflow.norm": {"keep_dims": "keepdims"},
+    "tensorflow.nn.moments": {"keep_dims": "keepdims"},
+    "tensorflow.reverse_sequence": {"seq_dim": "seq_axis", "batch_dim": "batch_axis"},
+}
+
 #: old full name -> (the old function's parameters, the new one's), for renamed
 #: functions whose parameters moved: from the first positional argument whose
 #: position changed, a call passes its arguments by the new names
@@ -370,7 +391,8 @@ class RenameTF1Names(TapeshiftCodemod):
     ORDER = 30
     HANDLES = frozenset(k[len("tensorflow."):] for k in (*RENAMES, *CASTS))
     #: names in its two tables only
-    SCREEN_NAMES = frozenset(k.rpartition(".")[2] for k in (*RENAMES, *CASTS)) | OTHER_DEFAULTS
+    SCREEN_NAMES = frozenset(k.rpartition(".")[2] for k in (*RENAMES, *CASTS, *KEYWORD_ALIASES)) \
+        | OTHER_DEFAULTS
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -426,6 +448,9 @@ class RenameTF1Names(TapeshiftCodemod):
         return cst.parse_expression(f"{root}.{dotted}")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        kept = self._keyword_aliases(original_node)
+        if kept is not None:
+            return self._keywords(kept, original_node, updated_node)
         old = self._old(original_node.func)
         if old in KEYWORDS or old in PARAMETERS:
             return self._arguments(old, original_node, updated_node)
@@ -443,6 +468,29 @@ class RenameTF1Names(TapeshiftCodemod):
         return updated_node.with_changes(func=cast, args=[
             a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i < len(args) - 1 else a
             for i, a in enumerate(args)])
+
+    def _keyword_aliases(self, call: cst.Call) -> Optional[str]:
+        """The full name of a function of :data:`KEYWORD_ALIASES` that ``call`` passes
+        one of its TF1 aliases."""
+        aliases = {a.keyword.value for a in call.args if a.keyword is not None}
+        if not aliases:
+            return None
+        for name in self.tf_api_names(call.func):
+            full = "tensorflow." + name
+            if aliases & set(KEYWORD_ALIASES.get(full, ())):
+                return full
+        return None
+
+    def _keywords(self, full: str, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        renamed = KEYWORD_ALIASES[full]
+        args = [a.with_changes(keyword=cst.Name(renamed[a.keyword.value]))
+                if a.keyword is not None and a.keyword.value in renamed else a
+                for a in updated_node.args]
+        spelled = sorted(a.keyword.value for a in original_node.args
+                         if a.keyword is not None and a.keyword.value in renamed)
+        self.record_change(original_node, f"{_short(full)}: " + ", ".join(
+            f"{k}= -> {renamed[k]}=" for k in spelled))
+        return updated_node.with_changes(args=args)
 
     def _arguments(self, old: str, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         """The arguments of a renamed call under the new function's parameters."""

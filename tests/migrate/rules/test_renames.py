@@ -77,6 +77,30 @@ class TestRenames(CodemodTest):
         """
         self.assertCodemod(before, after)
 
+    def test_tf1_keyword_aliases_of_kept_functions(self) -> None:
+        # TF2 keeps reduce_sum, argmax, ... but not their TF1 keyword aliases
+        before = """
+            import tensorflow as tf
+            from tensorflow import reduce_mean
+            a = tf.reduce_sum(x, reduction_indices=1, keep_dims=True)
+            b = tf.argmax(y, dimension=1) + tf.math.argmin(y, dimension=0)
+            c = tf.expand_dims(tf.squeeze(z, squeeze_dims=[0]), dim=1)
+            d = tf.nn.softmax(l, dim=-1) + reduce_mean(x, reduction_indices=[0])
+            e = tf.reduce_sum(x, axis=1) + tf.nn.moments(x, [0], keep_dims=True)[0]
+            f = np.sum(x, keep_dims=True)
+        """
+        after = """
+            import tensorflow as tf
+            from tensorflow import reduce_mean
+            a = tf.reduce_sum(x, axis=1, keepdims=True)
+            b = tf.argmax(y, axis=1) + tf.math.argmin(y, axis=0)
+            c = tf.expand_dims(tf.squeeze(z, axis=[0]), axis=1)
+            d = tf.nn.softmax(l, axis=-1) + reduce_mean(x, axis=[0])
+            e = tf.reduce_sum(x, axis=1) + tf.nn.moments(x, [0], keepdims=True)[0]
+            f = np.sum(x, keep_dims=True)
+        """
+        self.assertCodemod(before, after)
+
     def test_moved_parameters_are_passed_by_name(self) -> None:
         before = """
             import tensorflow as tf
