@@ -117,6 +117,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         self._ema_calls: Set[cst.Call] = set()  # ema.apply(...) of a moving average
         self._ema_converted: Set[str] = set()  # the moving averages those calls apply
         self._after: Set[int] = set()  # graph code after the session (feeds_after.py)
+        self._with_session = None  # a `with` session read flat (feeds_sessions.py)
 
     def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
         """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
@@ -232,7 +233,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         ``taken``: the names in use (the step functions' names are added)."""
         self._block = block
         self._block_owner = self._block_owners.get(id(block))
-        body, index = self._opened_early(list(block.body), index)
+        self._with_session = None
+        body, index = self._with_session_opened(list(block.body), index)
+        if self._with_session is None:
+            body, index = self._opened_early(body, index)
         self._classify(body, index)
         self._graph_after(body, index)
         runs = self._runs(body, index, module)

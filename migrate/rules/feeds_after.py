@@ -84,3 +84,20 @@ class GraphAfterSession:
         """The statements a step function may be sliced from: those before the
         session, then the graph code after it."""
         return [*self._stmts[:end], *(self._stmts[i] for i in sorted(self._after))]
+
+    def _without_after(self, body: List[cst.CSTNode], start: int):
+        """(index, statement) of the statements from ``start`` on, without the graph
+        code after the session (it moved into the step functions); the blank lines and
+        comments above it stay, on the next statement kept."""
+        out = []
+        carried: List[cst.EmptyLine] = []
+        for i in range(start, len(body)):
+            if i in self._after:
+                carried += body[i].leading_lines
+                continue
+            stmt = body[i]
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append((i, stmt))
+        return out

@@ -18,7 +18,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.walk import nodes
-from tapeshift.migrate.engine.tf1_api import INITIALIZERS
+from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.feeds_graph import LAYER_PREFIXES, TRAIN_METHODS
 
 
@@ -47,6 +47,48 @@ class SessionSections:
             self._other_sessions |= {id(b[1].body[b[2]]) for b in others}
         return kept
 
+    def _with_session_opened(self, body: List[cst.CSTNode], index: int):
+        """``with tf.Session() as sess:`` whose body builds more graph (an evaluation
+        after the training loop): read as ``sess = tf.Session()`` followed by the body,
+        so that graph code is read after the session as at the block's own level (the
+        session rule dissolves the block anyway: eager code has no session to close).
+        The body so, and the session's index in it."""
+        stmt = body[index]
+        if not (isinstance(stmt, cst.With) and len(stmt.items) == 1
+                and isinstance(stmt.items[0].asname, cst.AsName)
+                and isinstance(stmt.items[0].asname.name, cst.Name)
+                and isinstance(stmt.body, cst.IndentedBlock)):
+            return body, index
+        inner = list(stmt.body.body)
+        if not any(self._builds_graph(s) for s in inner):
+            return body, index
+        opened = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(stmt.items[0].asname.name)], stmt.items[0].item)],
+            leading_lines=stmt.leading_lines)
+        self._with_session = (stmt, len(inner))
+        return [*body[:index], opened, *inner, *body[index + 1:]], index
+
+    def _renested(self, rest, start: int) -> List[cst.CSTNode]:
+        """The statements from the session on, ``(index, statement)``, as the program
+        writes them: the body of a ``with`` session read flat goes back into its block
+        (which the session rule dissolves, saying so where the block was)."""
+        if self._with_session is None:
+            return [stmt for _, stmt in rest]
+        block, n = self._with_session
+        inner = [stmt for i, stmt in rest if start < i <= start + n]
+        out: List[cst.CSTNode] = [block.with_changes(body=block.body.with_changes(
+            body=inner or [cst.SimpleStatementLine([cst.Pass()])]))]
+        return out + [stmt for i, stmt in rest if i > start + n]
+
+    def _builds_graph(self, stmt: cst.CSTNode) -> bool:
+        """A plain assignment of TensorFlow ops (no session run in it)."""
+        value, _ = self._assignment(stmt)
+        if value is None or any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                                and n.func.attr.value in ("run", "eval") for n in nodes(value)):
+            return False
+        return any(isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
+                   for n in nodes(value))
+
     def _opened_early(self, body: List[cst.CSTNode], index: int):
         """``sess = tf.Session()`` at the top of a script, the graph built after it (its
         initializer perhaps run on the way): a session runs what the graph holds when
@@ -69,10 +111,11 @@ class SessionSections:
             first = j
             break
         between = [k for k in range(index + 1, first or index) if k not in inits]
-        if first is None or not any(
-                isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
-                for k in between for n in nodes(body[k])):
-            return body, index  # (no graph built between: nothing to read otherwise)
+        if first is None or not any(self._makes_state(body[k]) or self._feeds_by(body[k])
+                                    for k in between):
+            # (no placeholder, variable or train op made between: graph code there is
+            # read as graph code after the session, a Saver or a writer stays where it is)
+            return body, index
         if inits and any(self._makes_variable(body[k]) for k in range(inits[0] + 1, first)):
             return body, index
         graph = [body[k] for k in between]
@@ -119,6 +162,11 @@ class SessionSections:
                     out |= targets
                     changed = True
         return out
+
+    def _feeds_by(self, stmt: cst.CSTNode) -> bool:
+        """The statement makes a placeholder."""
+        return any(isinstance(n, cst.Call) and self.tf_api_name(n.func) in DENSE_PLACEHOLDERS
+                   for n in nodes(stmt))
 
     def _makes_state(self, value: cst.BaseExpression) -> bool:
         for n in nodes(value):

@@ -262,8 +262,9 @@ class StepFunctions:
             out.append(d.with_changes(leading_lines=lines))
         named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
         replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()))
-        rest = [stmt.visit(replacer) for stmt in self._without_after(body, start)]
-        rest = [stmt for stmt in rest if not isinstance(stmt, cst.RemovalSentinel)]
+        visited = [(i, stmt.visit(replacer)) for i, stmt in self._without_after(body, start)]
+        rest = self._renested([(i, stmt) for i, stmt in visited
+                               if not isinstance(stmt, cst.RemovalSentinel)], start)
         if rest and defs:
             first = rest[0]
             blank = 2 if self._block_is_module() else 1
@@ -284,23 +285,6 @@ class StepFunctions:
             fed = described_feeds(run)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
-        return out
-
-    def _without_after(self, body: List[cst.CSTNode], start: int) -> List[cst.CSTNode]:
-        """The statements from ``start`` on without the graph code after the session
-        (it moved into the step functions); the blank lines and comments above it stay,
-        on the next statement kept."""
-        out: List[cst.CSTNode] = []
-        carried: List[cst.EmptyLine] = []
-        for i in range(start, len(body)):
-            if i in self._after:
-                carried += body[i].leading_lines
-                continue
-            stmt = body[i]
-            if carried:
-                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
-                carried = []
-            out.append(stmt)
         return out
 
     def _bound_before(self, name: str, i: int) -> bool:

@@ -128,6 +128,56 @@ def test_graph_code_after_a_with_session_block_is_not_read_as_graph_code():
                in f.message for f in r.findings), codes(r)
 
 
+EVALUATED_IN_THE_BLOCK = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 2])
+    y = tf.placeholder(tf.float32, [None, 2])
+    W = tf.Variable([[0.2, -0.1], [0.0, 0.3]])
+    b = tf.Variable(tf.zeros([2]))
+    pred = tf.nn.softmax(tf.matmul(x, W) + b)
+    cost = tf.reduce_mean(-tf.reduce_sum(y * tf.log(pred), reduction_indices=1))
+    optimizer = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
+    init = tf.global_variables_initializer()
+
+    xs = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], np.float32)
+    ys = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], np.float32)
+    with tf.Session() as sess:
+        sess.run(init)
+        for epoch in range(5):
+            _, c = sess.run([optimizer, cost], feed_dict={x: xs, y: ys})
+            print("Epoch:", epoch, "cost=", c)
+
+        # Test model
+        correct_prediction = tf.equal(tf.argmax(pred, 1), tf.argmax(y, 1))
+        accuracy = tf.reduce_mean(tf.cast(correct_prediction, tf.float32))
+        print("Accuracy:", accuracy.eval({x: xs, y: ys}))
+    print("done")
+""")
+
+
+def test_graph_code_after_training_in_a_with_session_block_moves_too():
+    r = migrated(EVALUATED_IN_THE_BLOCK)
+    assert r.mode == "tape", codes(r)
+    assert r.output.endswith(_src("""
+        for epoch in range(5):
+            _, c = run_optimizer_cost(x=xs, y=ys)
+            print("Epoch:", epoch, "cost=", c)
+
+        # Test model
+        print("Accuracy:", run_accuracy(x=xs, y=ys))
+        print("done")
+    """))
+    assert "    correct_prediction = tf.equal(tf.argmax(pred, 1), tf.argmax(y, 1))\n" \
+        "    accuracy = tf.reduce_mean(tf.cast(correct_prediction, tf.float32))\n" \
+        "    return accuracy.numpy()\n" in r.output
+    # the session rule still dissolves the block, and says so where it was
+    changes = [(c.rule, c.line) for c in r.changes if "dissolved" in c.description]
+    assert changes == [("session", 15)], r.changes
+    assert not migrate_source(r.output, "f.py").changed
+
+
 DEVICE_BLOCK = _src("""
     import numpy as np
     import tensorflow as tf
@@ -210,8 +260,9 @@ def test_a_with_block_that_accumulates_a_name_still_needs_its_binding():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("source, prints", [(EVALUATED_AFTER, 2), (DEVICE_BLOCK, 1)],
-                         ids=["after", "device"])
+@pytest.mark.parametrize("source, prints", [(EVALUATED_AFTER, 2), (EVALUATED_IN_THE_BLOCK, 6),
+                                            (DEVICE_BLOCK, 1)],
+                         ids=["after", "in-the-block", "device"])
 def test_the_migrations_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
