@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, trainable_flag, variable_factory
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
@@ -105,6 +105,7 @@ class FedGraph:
         self._builders: Dict[str, cst.FunctionDef] = {}  # model functions making variables
         self._templates: Dict[str, int] = {}  # builder -> first statement calling it
         self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
+        self._factories: Dict[str, cst.Call] = {}  # ... that only return a new one
         self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
         self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
         self._var_lists: Set[str] = set()  # names bound to lists of variables
@@ -270,11 +271,18 @@ class FedGraph:
             def visit_Call(self, call: cst.Call) -> None:
                 nonlocal found
                 name = owner.tf_api_name(call.func)
-                if name in VARIABLE_MAKERS or name in GLOBAL_STEPS:
+                if name in VARIABLE_MAKERS or name in GLOBAL_STEPS or owner._factory(call):
                     found = True
 
         visit(node, _V())
         return found
+
+    def _factory(self, call: cst.Call) -> Optional[cst.Call]:
+        """The variable maker of the function ``call`` calls, when that function only
+        returns a new variable (``init_weights(shape)``)."""
+        if isinstance(call.func, cst.Name):
+            return getattr(self, "_factories", {}).get(call.func.value)
+        return None
 
     def _slim_only_in_templates(self, module: cst.Module) -> bool:
         """Every tf-slim layer call sits in a function wrapped in make_template (in
@@ -303,6 +311,9 @@ class FedGraph:
         visit(node.body, _V())
         if plain is not None:
             self._plain_builders[node.name.value] = plain
+            made = variable_factory(node, self.tf_api_name)
+            if made is not None:  # W1 = init_weights([D, M]): a variable made there
+                self._factories[node.name.value] = made
         elif makes:
             self._builders[node.name.value] = node
 
@@ -318,6 +329,12 @@ class FedGraph:
         class _V(cst.CSTVisitor):
             def visit_Assign(self, a: cst.Assign) -> None:
                 target = owner._ref(a.targets[0].target) if len(a.targets) == 1 else None
+                made = owner._factory(a.value) if isinstance(a.value, cst.Call) else None
+                if target is not None and made is not None:
+                    named.add(id(a.value))  # W1 = init_weights([D, M])
+                    if owner._trainable(made, owner.tf_api_name(made.func)):
+                        owner._variables.append(target)
+                        owner._created_at[target] = i
                 if target is not None and isinstance(a.value, cst.Call) \
                         and owner.tf_api_name(a.value.func) in VARIABLE_MAKERS:
                     named.add(id(a.value))
@@ -353,6 +370,10 @@ class FedGraph:
 
             def visit_Call(self, call: cst.Call) -> None:
                 api = owner.tf_api_name(call.func)
+                made = owner._factory(call)
+                if made is not None and id(call) not in named \
+                        and owner._trainable(made, owner.tf_api_name(made.func)):
+                    owner._unnamed.setdefault(i, call)
                 if api in VARIABLE_MAKERS and id(call) not in named \
                         and owner._trainable(call, api):
                     owner._unnamed.setdefault(i, call)
@@ -367,7 +388,7 @@ class FedGraph:
         for k, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == "trainable" \
                     or arg.keyword is None and k == position:
-                return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+                return trainable_flag(arg.value) is True
         return True
 
     def _graph_statement(self, i: int, node: cst.SimpleStatementLine) -> None:

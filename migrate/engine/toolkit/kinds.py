@@ -9,6 +9,8 @@ call that made each value; anything else is "unknown".
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
@@ -35,6 +37,45 @@ NON_TENSOR_MODULES = frozenset({"train", "summary", "distribute"})
 RETURNS_TENSOR = "function returning a tensor"
 #: ``weights = {'h1': tf.Variable(...), ...}``: trainable variables held in a dict literal
 VARIABLE_DICT = "dict of variables"
+#: dtype names: ``tf.Variable(init, tf.float32)`` passes a dtype as ``trainable``,
+#: which TF1 takes as true
+_DTYPES = frozenset({"float16", "half", "bfloat16", "float32", "float64", "double", "int8",
+                     "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+                     "complex64", "complex128", "string"})
+
+
+#: ``def init_weights(shape): return tf.Variable(tf.random_normal(shape))``, called:
+#: a new variable per call, made where the call is
+RETURNS_VARIABLE = "function returning a new variable"
+
+
+def variable_factory(fn: cst.FunctionDef, tf_api_name) -> Optional[cst.Call]:
+    """The variable maker call of a function whose body (a docstring aside) is only
+    ``return tf.Variable(...)`` (or ``get_variable``); None for any other function."""
+    body = [s for s in fn.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+        and isinstance(s.body[0], cst.Expr) and isinstance(s.body[0].value, cst.SimpleString))] \
+        if isinstance(fn.body, cst.IndentedBlock) else []
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) \
+            or len(body[0].body) != 1 or not isinstance(body[0].body[0], cst.Return):
+        return None
+    value = body[0].body[0].value
+    if isinstance(value, cst.Call) and tf_api_name(value.func) in VARIABLE_MAKERS:
+        return value
+    return None
+
+
+def trainable_flag(expr: cst.BaseExpression) -> Optional[bool]:
+    """What a ``trainable`` argument is as a truth value: ``True``, a dtype (an
+    object, so true), a nonzero integer -> True; ``False``, ``None``, ``0`` ->
+    False; None when only the running program knows."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _DTYPES:
+        return True
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value != 0
+    return None
 
 
 class KindMixin:
@@ -50,6 +91,9 @@ class KindMixin:
                 # f = lambda a, b: tf.sin(b * tf.cos(a * x)); f(a, b): what its body makes
                 if isinstance(expr.func, cst.Name) and kinds.get(expr.func.value) == RETURNS_TENSOR:
                     return "tensor"
+                if isinstance(expr.func, cst.Name) \
+                        and kinds.get(expr.func.value) == RETURNS_VARIABLE:
+                    return "variable"
                 # ema.average(W): the moving average's variable
                 func = expr.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "average" \
@@ -64,9 +108,10 @@ class KindMixin:
                 # plain tensor to it (and gets tape.watch)
                 for arg in expr.args:
                     if arg.keyword is not None and arg.keyword.value == "trainable" \
-                            and not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+                            and trainable_flag(arg.value) is not True:
                         return "tensor"
-                if len(expr.args) > 1 and all(a.keyword is None for a in expr.args[:2]):
+                if len(expr.args) > 1 and all(a.keyword is None for a in expr.args[:2]) \
+                        and trainable_flag(expr.args[1].value) is not True:
                     return "tensor"  # tf.Variable(value, trainable_flag, ...) positional
                 return "variable"
             if name in LIST_MAKERS:
@@ -105,6 +150,11 @@ class KindMixin:
         kinds: dict = {}
         elements: dict = {}
         for node in statements(module):  # assignments in the order they are written
+            if type(node) is cst.FunctionDef:
+                made = variable_factory(node, self.tf_api_name)
+                if made is not None and self.expr_kind(made, kinds) == "variable":
+                    kinds[node.name.value] = RETURNS_VARIABLE  # (a trainable one)
+                continue
             if type(node) is not cst.Assign or len(node.targets) != 1:
                 continue
             target = node.targets[0].target
