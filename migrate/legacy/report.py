@@ -59,7 +59,10 @@ LEGACY_RUNS_HINT = (
     "(docs/verify.md, '--legacy-runs'). If its runs agree but a train op applies gradients "
     "to TF1's ref variables, an update may land before a backward op of the same run reads "
     "the variable, the same way each time: --legacy-resource-variables runs it with resource "
-    "variables, which a graph reads once (docs/verify.md).")
+    "variables, which a graph reads once (docs/verify.md). If the values agree to about 1e-5 "
+    "at first and drift apart over many training steps, the graph's oneDNN rewrite rounds "
+    "differently from eager kernels: with TF_ENABLE_ONEDNN_OPTS=0 in the environment of "
+    "`tapeshift verify` both runs compute bitwise alike (docs/tf1-vs-tf2.md).")
 
 
 @dataclass
