@@ -151,8 +151,8 @@ class KindMixin:
         elements: dict = {}
         for node in statements(module):  # assignments in the order they are written
             if type(node) is cst.FunctionDef:
-                made = variable_factory(node, self.tf_api_name)
-                if made is not None and self.expr_kind(made, kinds) == "variable":
+                returned = variable_factory(node, self.tf_api_name)
+                if returned is not None and self.expr_kind(returned, kinds) == "variable":
                     kinds[node.name.value] = RETURNS_VARIABLE  # (a trainable one)
                 continue
             if type(node) is not cst.Assign or len(node.targets) != 1:
