@@ -40,7 +40,8 @@ class SessionSections:
         for same in by_block.values():
             fed = [b for b in same if _feeds_in(b, same)]
             others = [b for b in same if b not in fed]
-            if len(fed) != 1 or any(names_of(b[1].body[b[2]])[0] & stateful for b in others):
+            if len(fed) != 1 or any(names_of(stmt)[0] & stateful
+                                    for b in others for stmt in _region(b, same)):
                 kept.extend(same)
                 continue
             kept.extend(fed)
@@ -184,14 +185,17 @@ def _runs(value: cst.BaseExpression) -> bool:
         and value.func.attr.value in ("run", "eval")
 
 
-def _feeds_in(session, same) -> bool:
-    """Whether the session of ``(call, block, index)`` feeds: in its ``with`` block,
-    or (``sess = tf.Session()``) in the statements up to the next session of the
-    block."""
+def _region(session, same) -> List[cst.CSTNode]:
+    """The statements of the session ``(call, block, index)``: its ``with`` block, or
+    (``sess = tf.Session()``) the statements up to the next session of the block."""
     _, block, index = session
     ends = sorted(i for _, _, i in same if i > index)
-    end = ends[0] if ends else len(block.body)
-    return any(_feeds(stmt) for stmt in block.body[index:end])
+    return list(block.body[index:ends[0] if ends else len(block.body)])
+
+
+def _feeds_in(session, same) -> bool:
+    """Whether the session of ``(call, block, index)`` feeds, in its region."""
+    return any(_feeds(stmt) for stmt in _region(session, same))
 
 
 def _feeds(stmt: cst.CSTNode) -> bool:

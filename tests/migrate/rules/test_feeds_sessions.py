@@ -150,10 +150,15 @@ def test_a_section_of_numpy_values_after_a_trained_model_is_eager_code():
     assert not migrate_source(r.output, "f.py").changed
 
 
-@pytest.mark.parametrize("read", ["w[1]", "y_model[0]"])
+@pytest.mark.parametrize("read", ["w[1]", "y_model[0]", "opened"])
 def test_a_later_section_that_reads_a_variable_is_not_converted(read):
     # a new TF1 session starts w again from its initial value; an eager w is trained
-    src = TRAINED_THEN_PLOTTED.replace("w_val[1] + w_val[0]", f"{read} + w_val[0]")
+    if read == "opened":  # (a session opened by a statement: what follows it is its)
+        src = TRAINED_THEN_PLOTTED.replace(
+            "with tf.Session() as sess:\n    print(sess.run(tf.sigmoid(all_xs * w_val[1] + w_val[0])))",
+            "sess2 = tf.Session()\nprint(sess2.run(tf.sigmoid(all_xs * w[1] + w_val[0])))")
+    else:
+        src = TRAINED_THEN_PLOTTED.replace("w_val[1] + w_val[0]", f"{read} + w_val[0]")
     assert src != TRAINED_THEN_PLOTTED
     r = migrated(src)
     assert r.mode == "compat"
