@@ -16,10 +16,9 @@ from typing import Dict, List, Set
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
-from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
-from tapeshift.migrate.rules.feeds_graph import LAYER_PREFIXES, TRAIN_METHODS
+from tapeshift.migrate.rules.feeds_graph import LAYER_PREFIXES
 
 
 class SessionSections:
@@ -169,14 +168,12 @@ class SessionSections:
         return any(isinstance(n, cst.Call) and self.tf_api_name(n.func) in DENSE_PLACEHOLDERS
                    for n in nodes(stmt))
 
-    def _makes_state(self, value: cst.BaseExpression) -> bool:
-        for n in nodes(value):
-            if isinstance(n, cst.Call):
-                name = self.tf_api_name(n.func) or ""
-                if name in VARIABLE_MAKERS or name.startswith(LAYER_PREFIXES) or (
-                        isinstance(n.func, cst.Attribute) and n.func.attr.value in TRAIN_METHODS):
-                    return True
-        return False
+    def _makes_state(self, node: cst.CSTNode) -> bool:
+        """Makes a variable, an update or train op (the feeds rule's own tests), or a
+        layer (which makes its variables)."""
+        return self._makes_variable(node) or self._changes_state(node) or any(
+            isinstance(n, cst.Call) and (self.tf_api_name(n.func) or "").startswith(LAYER_PREFIXES)
+            for n in nodes(node))
 
 
 def _runs(value: cst.BaseExpression) -> bool:

@@ -61,7 +61,7 @@ class GradientTargets(TapeshiftCodemod):
         self._hoisted: Dict[cst.SimpleStatementLine, List[tuple]] = {}
         self._targets: Dict[cst.Call, tuple] = {}  # call -> (its target, the name)
         self._helpers = gradient_helpers(node, lambda c: self.is_tf(c.func, "gradients"))
-        self._optimizers: Set[str] = set()
+        self._optimizers: Set[str] = set()  # (read by _optimizer while it is computed)
         self._optimizers = self._optimizer_names(node)
         return True
 
