@@ -15,7 +15,7 @@ from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
-from tapeshift.migrate.rules.session import TS107, TS108
+from tapeshift.migrate.rules.session import RANDOM, TS107, TS108
 
 TRAIN_METHODS = frozenset({"minimize", "apply_gradients", "compute_gradients"})
 #: TF calls that create variables when the statement runs: such a call in a
@@ -196,9 +196,9 @@ class FedGraph:
                 self._graph_statement(i, node)
                 tainted |= st.writes
                 continue
-            if not st.reads & tainted and not (
+            if not st.reads & tainted and not self._draws(node) and not (
                     st.reads & (self._var_lists | self._var_names) and self._changes_state(node)):
-                continue  # does not depend on anything fed or mutable: stays
+                continue  # does not depend on anything fed, drawn or mutable: stays
             if isinstance(node, (cst.If, cst.For, cst.While, cst.With)):
                 # graph code under Python control flow: recomputed with it
                 self._compound_graph_statement(i, node, body, tainted)
@@ -251,6 +251,13 @@ class FedGraph:
                 if (self.tf_api_name(n.func) or "") in ASSIGNS:
                     return True
         return False
+
+    def _draws(self, node: cst.CSTNode) -> bool:
+        """The statement draws random numbers (``z = tf.random_normal([n, 100])``):
+        TF1 draws again at each sess.run that needs them, so it is recomputed in the
+        step functions as fed code is (a variable's initial value is not asked here:
+        variables are sorted out first)."""
+        return any(_is_call(n) and self.tf_api_name(n.func) in RANDOM for n in nodes(node))
 
     def _assignment(self, node: cst.CSTNode):
         """(value, single target name) of ``name = value``; (value, None) for

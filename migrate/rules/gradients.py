@@ -202,15 +202,19 @@ _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp
 
 
 def _module_function_reads(module: cst.Module) -> Dict[str, Set[str]]:
-    """Module-level function -> the module names its body reads (through the
-    functions it calls too)."""
+    """Module-level function -> the module names its body and its parameters'
+    defaults read (through the functions it calls too)."""
     defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
     own: Dict[str, Set[str]] = {}
     for name, fn in defs.items():
         loads, stores = names_of(fn.body)
         params = {p.name.value for p in (*fn.params.params, *fn.params.posonly_params,
                                          *fn.params.kwonly_params)}
-        own[name] = loads - stores - params
+        # def D(x, w=d_weights): a call that leaves `w` out computes with d_weights
+        defaults = set().union(*(names_of(p.default)[0] for p in (
+            *fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)
+            if p.default is not None))
+        own[name] = (loads - stores - params) | defaults
     changed = True
     while changed:  # what the functions it calls read
         changed = False

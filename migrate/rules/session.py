@@ -154,6 +154,8 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         stateful: List[tuple] = []  # (node, message): they matter only if a graph is run
         # whitespace, operators, literals: no call, name or function under them
         bare = untouched(frozenset({cst.Call, cst.Name, cst.FunctionDef}))
+        helper_uses: Dict[str, List[Optional[List[cst.CSTNode]]]] = {
+            stmt.name.value: [] for stmt in node.body if _is_function(stmt)}
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
             nonlocal has_session, seeded, blocked
@@ -223,6 +225,11 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                     if arg.keyword is not None and arg.keyword.value == "seed":
                         seeded = True
             elif _is_name(n) and stack:
+                if n.value in helper_uses and not (_is_function(stack[-1])
+                                                   and stack[-1].name is n):
+                    # a call of a module function, or another read of its name
+                    called = _is_call(stack[-1]) and stack[-1].func is n
+                    helper_uses[n.value].append(stack[:-1] if called else None)
                 uses.append((n, stack[-1], stack[-2] if len(stack) > 1 else None,
                              stack[-3] if len(stack) > 2 else None,
                              stack[-4] if len(stack) > 3 else None))
@@ -252,12 +259,19 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                 self.report(TS108.code, call, message)
                 blocked = True
 
-        for call, stack in randoms:
-            in_init = any(isinstance(a, cst.Call) and self.is_tf(a.func, *VARIABLE_MAKERS)
-                          for a in stack) or any(
+        def in_init(stack: List[cst.CSTNode]) -> bool:
+            return any(isinstance(a, cst.Call) and self.is_tf(a.func, *VARIABLE_MAKERS)
+                       for a in stack) or any(
                 isinstance(a, cst.Arg) and a.keyword is not None
                 and a.keyword.value == "initializer" for a in stack)
-            if not in_init:
+
+        # def xavier(shape): return tf.random_normal(shape, ...), read by nothing but
+        # tf.Variable(xavier(...)): its draws are initial values too
+        helpers = {name for name, sites in helper_uses.items()
+                   if sites and all(stack is not None and in_init(stack) for stack in sites)}
+        for call, stack in randoms:
+            inner = next((a for a in reversed(stack) if _is_function(a)), None)
+            if not in_init(stack) and not (inner is not None and inner.name.value in helpers):
                 if has_session or evals:  # else nothing runs it again: one draw in both
                     self.report(TS108.code, call, "a random op outside a variable initialiser "
                                 "draws new values at every sess.run, but once in eager code")

@@ -6,7 +6,10 @@ TF1's default var_list is every trainable variable in creation order, which for
 a dict literal is the order of its entries: the feeds rule lists them as
 ``*weights.values()``, and the gradients rule takes ``*weights.values()`` as
 variables (recorded by the tape without ``watch``) when the dict holds only
-variables. ``var_list=weights.values()`` is kept as that list.
+variables. ``var_list=weights.values()`` is kept as that list. A model function
+that takes its dict as a default argument (``def D(x, w=d_weights)``, as GAN
+scripts share weights) computes with it at each call that leaves it out: the
+tape records those calls.
 """
 
 import functools
@@ -101,13 +104,61 @@ def test_values_of_a_dict_of_tensors_are_not_taken_for_variables():
     assert any(f.code == "TS104" for f in r.findings), codes(r)
 
 
+DEFAULT_WEIGHTS = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    g_weights = {'w': tf.Variable(tf.constant([[0.5, -0.3], [0.2, 0.4]]))}
+    d_weights = {'w': tf.Variable(tf.constant([[0.3], [-0.6]])), 'b': tf.Variable(tf.zeros([1]))}
+
+    def G(z, w=g_weights):
+        return tf.tanh(tf.matmul(z, w['w']))
+
+    def D(x, w=d_weights):
+        return tf.matmul(x, w['w']) + w['b']
+
+    z = tf.placeholder(tf.float32, [None, 2])
+    X = tf.placeholder(tf.float32, [None, 2])
+    d_fake = D(G(z))
+    G_obj = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+        logits=d_fake, labels=tf.ones_like(d_fake)))
+    D_obj = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+        logits=D(X), labels=tf.ones_like(d_fake))) + tf.reduce_mean(
+        tf.nn.sigmoid_cross_entropy_with_logits(logits=d_fake, labels=tf.zeros_like(d_fake)))
+    G_opt = tf.train.AdamOptimizer(0.01).minimize(G_obj, var_list=g_weights.values())
+    D_opt = tf.train.AdamOptimizer(0.01).minimize(D_obj, var_list=d_weights.values())
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(5):
+            zs = np.random.normal(size=(4, 2))
+            xs = np.random.normal(1.0, 0.5, size=(4, 2))
+            sess.run(D_opt, feed_dict={X: xs, z: zs})
+            sess.run(G_opt, feed_dict={z: zs})
+            print(i, sess.run(G_obj, feed_dict={z: zs}))
+""")
+
+
+def test_a_dict_read_through_a_default_argument_is_recorded_by_the_tape():
+    r = migrated(DEFAULT_WEIGHTS)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    step = out.split("def run_D_opt(", 1)[1].split("\n\n\n", 1)[0]
+    assert "    with tf.GradientTape() as tape:\n        d_fake = D(G(z))\n" in step
+    assert "tape.gradient(D_obj, [*d_weights.values()])" in step
+    assert "def D(x, w=d_weights):" in out and "tape.watch" not in out
+    assert not migrate_source(out, "f.py").changed
+
+
 @pytest.mark.tf
 @pytest.mark.slow
-def test_weight_dicts_compute_the_legacy_numbers(tmp_path):
+@pytest.mark.parametrize("source, prints", [(WEIGHT_DICTS, 5), (DEFAULT_WEIGHTS, 5)],
+                         ids=["weight-dicts", "default-weights"])
+def test_weight_dicts_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
-    report = verify_sources(WEIGHT_DICTS, migrated(WEIGHT_DICTS).output, tmp_path / "f.py",
-                            timeout=TIMEOUT)
+    report = verify_sources(source, migrated(source).output, tmp_path / "f.py",
+                            timeout=TIMEOUT, seed=0)
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == 5, report.to_text()
+    assert len(printed) == prints, report.to_text()
