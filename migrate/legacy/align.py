@@ -20,11 +20,15 @@ initialisers and dropout all call) by their stateless counterparts, with a key
   feeds the key, so it counts only when the op runs (not in an untaken
   ``tf.cond`` branch); eagerly and in a ``tf.function`` of a TF2 program it is
   an int64 variable per draw, incremented where the draw runs;
-* every other draw has ``k = n``, the count of such draws before it: in a TF1
-  graph (the legacy run, or a new run in graph mode) the n-th random op
-  *created*; eagerly and inside a ``tf.function`` of a TF2 program, the n-th
-  draw *run* (inside a function the count is a variable the function
-  increments as it runs, so each call draws new numbers, in program order).
+* every other draw has ``k = n``, the count of such draws before it, in the
+  order they *run*: eagerly, the n-th draw; inside a ``tf.function`` of a TF2
+  program, a variable the function increments as it runs, so each call draws
+  new numbers, in program order; in a TF1 graph (the legacy run, or a new run
+  in graph mode), each session run gives the random ops it executes the next
+  counts in the order the ops were created, read by a ``py_func`` when the op
+  runs (:mod:`tapeshift.migrate.legacy.align_runs`), so an op draws new
+  numbers at each run as the TF2 step that replaced it does. Random ops of
+  function graphs run from a TF1 program (tf.data) are keyed once, when created.
 
 The three kinds of ``k`` never meet: order counts are in ``[0, 2**62)``, weight
 name keys in ``[2**62, 2**63)``, layer keys in ``[-2**63, 0)`` (:func:`layer_key`).
@@ -43,14 +47,12 @@ samplers, ``sample_distorted_bounding_box``, fractional pooling, tf.data's
 shuffle (:data:`~tapeshift.migrate.legacy.align_ops.UNALIGNED`); stateless ops
 the script (or Keras 3) calls itself are left as they are and counted.
 
-A random op of a TF1 graph outside a layer's call becomes stateless with its
-key fixed when it was created, so each time a session runs it, it draws the
-same numbers, while the TF2 program draws new ones at each step: that cannot be
-matched draw for draw (the legacy op and the TF2 call site have nothing in
-common to key by). A ``py_func`` tally, a control input of each such op,
-counts its executions; the record lists those that ran more than once, which
-sit in a ``while_loop`` and which were created in function graphs, and, in the
-new run, the script lines that drew more than once; the report compares them.
+The ``py_func`` that reads a TF1 graph op's count also counts its executions;
+the record lists the ops that ran more than once, which sit in a
+``while_loop`` (a second execution in one run takes the next count as it runs,
+which a TF2 loop interleaving other draws does not match) and which were
+created in function graphs, and, in the new run, the script lines that drew
+more than once; the report compares them.
 
 This module imports TensorFlow only in :meth:`RandomAligner.install`; the
 parent process reads :data:`DEFAULT_SEED` and :func:`name_key` from it. The
@@ -68,6 +70,7 @@ import sysconfig
 import threading
 
 from tapeshift.migrate.legacy.align_counts import DrawCounts
+from tapeshift.migrate.legacy.align_runs import RunKeys
 from tapeshift.migrate.legacy.align_ops import (
     ALIGNED,
     NOT_DRAWS,
@@ -177,7 +180,7 @@ def _name_scope() -> str:
     return ops.get_default_graph().get_name_scope()
 
 
-class RandomAligner(DrawCounts):
+class RandomAligner(DrawCounts, RunKeys):
     """Makes the child's TF random draws come from the stream ``[seed, k]`` (module docstring)."""
 
     def __init__(self, seed: int, legacy: bool) -> None:
@@ -185,7 +188,8 @@ class RandomAligner(DrawCounts):
         self.legacy = legacy
         self.installed = False
         self.order_draws = 0        # order-keyed draws keyed from Python (created, or run eagerly)
-        self.created = 0            # order-keyed draws keyed when created in a graph
+        self.created = 0            # order-keyed random ops created in graphs
+        self.function_created = 0   # ... of them in function graphs, keyed when created
         self.by_op: dict[str, int] = {}          # aligned draws by op type (weights included)
         self.weights: dict[str, int] = {}        # weight name -> draws keyed by it
         self.unaligned: dict[str, int] = {}      # op type -> draws left unaligned (UNALIGNED)
@@ -209,6 +213,7 @@ class RandomAligner(DrawCounts):
         self._local = threading.local()
         self._counter = None        # new run: int64 variable counting order-keyed draws run
         self._raw: Raw | None = None
+        self._init_run_keys()
 
     # -- installing ---------------------------------------------------------
     def install(self) -> None:
@@ -248,6 +253,7 @@ class RandomAligner(DrawCounts):
 
         stateful.rng_read_and_skip = rng_read_and_skip
         self._install_keras()
+        self._install_session_run()
         if not self.legacy:
             self._make_counter()
 
@@ -403,10 +409,7 @@ class RandomAligner(DrawCounts):
             n = None
             try:
                 key, how, n = aligner._key(op_type)
-                # a TF1 graph op keyed once: its executions are counted, for the record
-                tally = aligner._tally(n) if how == "graph" else None
-                with aligner._raw.ops.control_dependencies([tally] if tally is not None else []):
-                    out = adapter(a, key, a.get("name") or op_type)
+                out = adapter(a, key, a.get("name") or op_type)
             except Exception as exc:  # not made stateless: drawn as usual, and said so
                 aligner.failed.setdefault(op_type, f"{type(exc).__name__}: {exc}"[:300])
                 aligner.unaligned[op_type] = aligner.unaligned.get(op_type, 0) + 1
@@ -455,9 +458,15 @@ class RandomAligner(DrawCounts):
             n = self._counter.assign_add(one) - one
             seed = constant_op.constant(self.seed, dtype=dtypes.int64)
             return self._raw.stack([seed, n], name="tapeshift_align_key"), "traced", None
-        n = self._next_created()
-        self.created += 1
-        return constant(n), "function" if in_function else "graph", n
+        if in_function:  # (tf.data, a TF1 program's functions): keyed once, when created
+            n = self._next_created()
+            self.created += 1
+            self.function_created += 1
+            return constant(n), "function", n
+        # a TF1 graph: keyed by the session runs that execute it (align_runs)
+        n, self.created = self.created, self.created + 1
+        seed = constant_op.constant(self.seed, dtype=dtypes.int64)
+        return self._raw.stack([seed, self._run_key(n)], name="tapeshift_align_key"), "graph", n
 
     def _layer_draw_key(self, call: _Call):
         """The key of a draw in a layer's call: ``[seed, layer_key(name, index, executions)]``."""

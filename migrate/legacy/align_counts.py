@@ -43,13 +43,6 @@ class DrawCounts:
         out.set_shape([])
         return out
 
-    def _tally(self, n: int):
-        """A py_func counting the executions of the TF1 graph op keyed by order ``n`` (or ``None``)."""
-        try:
-            return self._py_counter(self.executions, n, [], "tapeshift_align_tally").op
-        except Exception:  # the record then lacks this op's executions; the draw is unchanged
-            return None
-
     def _count_eager(self, site: str) -> None:
         self._bump(self.executions, site)
 
@@ -98,6 +91,7 @@ class DrawCounts:
             _keep(self.in_functions, op.name)
             return
         self._graph_ops[n] = op.name
+        self._note_run_op(op, n)
         try:
             from tensorflow.python.ops import control_flow_util
 
@@ -153,6 +147,9 @@ class DrawCounts:
             "role": "legacy" if self.legacy else "new",
             "order_draws": self.total_order_draws(),
             "created": self.created,
+            "function_created": self.function_created,
+            "run_draws": self.run_planned + self.run_unplanned,
+            "run_unplanned": self.run_unplanned,
             "by_op": dict(sorted(self.by_op.items())),
             "weights": dict(self.weights),
             "layer_draws": dict(sorted(layer_runs.items())),

@@ -25,10 +25,6 @@ def _names(names, limit: int = _LIMIT) -> str:
     return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'s' * (n != 1)}"
-
-
 def _ops(table: dict) -> str:
     return ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(table.items()))
 
@@ -36,15 +32,13 @@ def _ops(table: dict) -> str:
 def summary_line(legacy: dict, new: dict) -> str:
     """One line: what each run drew from the stream."""
     def side(record: dict, role: str) -> str:
-        total, created = record.get("order_draws", 0), record.get("created", 0)
-        if not total:
-            how = ""
-        elif created >= total:
-            how = " (created in graphs)"
-        elif created:
-            how = f" ({created} created in graphs, {total - created} run)"
-        else:
-            how = " (run)"
+        total = record.get("order_draws", 0)
+        runs, functions = record.get("run_draws", 0), record.get("function_created", 0)
+        bits = [f"{runs} in session runs"] * bool(runs) \
+            + [f"{functions} created in function graphs"] * bool(functions)
+        if bits and total > runs + functions:
+            bits.append(f"{total - runs - functions} run")
+        how = f" ({', '.join(bits)})" if bits else " (run)" if total else ""
         text = (f"{role}: {total} keyed by order{how}, "
                 f"{sum(record.get('weights', {}).values())} by layer weight name")
         layers = record.get("layer_draws") or {}
@@ -69,38 +63,32 @@ def causes(legacy: dict, new: dict) -> dict[str, str]:
     n_legacy, n_new = legacy.get("order_draws", 0), new.get("order_draws", 0)
     per_step = []
     for record, role in ((legacy, "legacy"), (new, "new")):
-        repeated = record.get("repeated") or {}
-        if repeated:
-            ran = _names(f"{op} ({n} runs)" for op, n in repeated.items())
-            per_step.append(f"{role} graph ops keyed once, run more than once: {ran}")
         if record.get("in_loops"):
             per_step.append(f"{role} has random ops in a while_loop: {_names(record['in_loops'])}")
-    if n_new > n_legacy:
-        per_step.append(f"the new run made {_count(n_new, 'draw')} keyed by order, the legacy "
-                        f"graph created {_count(n_legacy, 'random op')}")
+        if record.get("in_functions"):
+            per_step.append(f"{role} created random ops in function graphs (tf.data, "
+                            f"tf.function), keyed once: {_names(record['in_functions'])}")
     if per_step:
-        for record, role in ((legacy, "legacy"), (new, "new")):
-            if record.get("drew_at"):
-                drew = _names(f"{line} ({n} draws)" for line, n in record["drew_at"].items())
-                per_step.append(f"{role} drew by order more than once at {drew}")
-            if record.get("in_functions"):
-                per_step.append(f"{role} created random ops in function graphs (tf.data, "
-                                f"tf.function), run at each call: {_names(record['in_functions'])}")
         out[PER_STEP] = (
-            f"{PER_STEP} ({'; '.join(per_step)}): with --align-random a random op of a TF1 graph "
-            "outside a Keras layer's call draws from a key fixed when it was created, so it draws "
-            "the same numbers every time the legacy session runs it, while the TF2 program draws "
-            "new numbers at each call; values that depend on such draws run at every step "
-            "(tf.nn.dropout, sampled noise) cannot align. Draws inside a Keras layer's call "
-            "(tf.layers.dropout, tf_keras Dropout, GaussianNoise...) are keyed by layer and "
-            "execution and do align: use such a layer in both scripts, or compare with those "
-            "ops off (keep_prob 1, noise 0) (docs/verify.md, '--align-random').")
-    elif n_new < n_legacy:
+            f"{PER_STEP} ({'; '.join(per_step)}): --align-random keys a TF1 graph's random ops "
+            "by the session runs that execute them, in the order they were created; a draw that "
+            "runs again within one run (a while_loop) takes the next count as it runs, and one "
+            "in a function graph run from the graph (a tf.data map) is keyed once, when created, "
+            "so it draws the same numbers at every element or call: where the TF2 program draws "
+            "these in another order the runs differ. Compare with such ops off (keep_prob 1, "
+            "noise 0), or draw them in a Keras layer's call (tf.layers.dropout, tf_keras "
+            "Dropout), keyed by layer and execution (docs/verify.md, '--align-random').")
+    if n_new != n_legacy:
+        drew = "; ".join(f"{role} drew by order more than once at "
+                         + _names(f"{line} ({n} draws)" for line, n in record["drew_at"].items())
+                         for record, role in ((legacy, "legacy"), (new, "new"))
+                         if record.get("drew_at"))
         out[DRAW_COUNT] = (
-            f"{DRAW_COUNT} (the legacy graph created {_count(n_legacy, 'random op')} keyed by "
-            f"order, the new run drew {n_new}): draws are keyed by their position, so from the "
-            "first draw one run makes and the other does not, the runs draw from different keys; "
-            "make both draw their random initial values in the same order.")
+            f"{DRAW_COUNT} (the legacy run drew {n_legacy} keyed by order, the new run {n_new}"
+            f"{'; ' + drew if drew else ''}): draws are keyed by their position in the order they "
+            "run (a session run's random ops in the order they were created), so from the first "
+            "draw one run makes and the other does not, the runs draw from different keys; make "
+            "both draw their random values in the same order.")
     layers = _layer_differences(legacy, new)
     if layers:
         out[LAYER_DRAWS] = (

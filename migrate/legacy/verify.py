@@ -433,8 +433,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--align-random", action="store_true",
                         help="make TensorFlow's random draws in both runs come from one stateless "
                              f"stream of seed N (--seed N, else {ALIGN_DEFAULT_SEED}): a layer "
-                             "weight's draws keyed by its variable name, the others by order "
-                             "(random ops run at every step, like dropout, cannot align; "
+                             "weight's draws keyed by its variable name, a layer call's by the "
+                             "layer and its executions, the others by the order they run (a TF1 "
+                             "session run's random ops in the order they were created; "
                              "see docs/verify.md)")
     parser.add_argument("--legacy-runs", type=legacy_runs_value, default=None, metavar="N",
                         help=LEGACY_RUNS_HELP)

@@ -79,20 +79,26 @@ def test_causes_from_the_two_records():
     same = _record(order_draws=3, created=3, weights={"Net/l1/kernel": 1})
     assert align_report.causes(same, _record(order_draws=3, weights={"Net/l1/kernel": 1})) == {}
 
-    per_step = align_report.causes(
-        _record(order_draws=2, created=2, repeated={"dropout/random_uniform/RandomUniform": 4}),
-        _record(order_draws=5))
-    assert list(per_step) == [align_report.PER_STEP]
-    assert ("legacy graph ops keyed once, run more than once: dropout/random_uniform/RandomUniform "
-            "(4 runs); the new run made 5 draws keyed by order, the legacy graph created 2 random "
-            "ops") in per_step[align_report.PER_STEP]
+    # a graph op run at every step is keyed by each run: drawn as often as the new run, no cause
+    repeated = align_report.causes(
+        _record(order_draws=5, created=2, run_draws=5,
+                repeated={"dropout/random_uniform/RandomUniform": 4}),
+        _record(order_draws=5, drew_at={"s.py:8": 4}))
+    assert repeated == {}
 
     loop = align_report.causes(_record(order_draws=2, in_loops=["while/RandomUniform"]),
                                _record(order_draws=2))
+    assert list(loop) == [align_report.PER_STEP]
     assert "legacy has random ops in a while_loop: while/RandomUniform" in loop[align_report.PER_STEP]
 
     fewer = align_report.causes(_record(order_draws=3), _record(order_draws=1))
     assert list(fewer) == [align_report.DRAW_COUNT]
+    more = align_report.causes(_record(order_draws=2, run_draws=2),
+                               _record(order_draws=5, drew_at={"s.py:8": 4}))
+    assert list(more) == [align_report.DRAW_COUNT]
+    assert more[align_report.DRAW_COUNT].startswith(
+        "random draw counts (the legacy run drew 2 keyed by order, the new run 5; new drew by "
+        "order more than once at s.py:8 (4 draws)): draws are keyed by their position")
 
     other = align_report.causes(
         _record(weights={"Net/l1/kernel": 1}),
@@ -110,16 +116,16 @@ def test_report_blames_align_causes_not_random_ops_when_aligned():
         r.values, r.dtypes = {"w": np.array([1.0, 2.0])}, {"w": "float32"}
         return r
 
-    legacy = run("legacy", _record(order_draws=1, created=1), {"RandomUniform": 1})
+    legacy = run("legacy", _record(order_draws=1, created=1, run_draws=1), {"RandomUniform": 1})
     new = run("new", _record(order_draws=3), {"RandomUniform": 3})
     new.values["w"] = np.array([1.0, 2.5])
     report = verify.compare_runs(legacy, new)
     assert report.align_random and not report.random_ops_differ
-    assert report.random_causes == [align_report.PER_STEP]
+    assert report.random_causes == [align_report.DRAW_COUNT]
     text = report.to_text()
-    assert "MISMATCH (per-step random ops)" in _row(text, "w")
+    assert "MISMATCH (random draw counts)" in _row(text, "w")
     assert ("aligned random draws (--align-random, stream seed 0): legacy: 1 keyed by order "
-            "(created in graphs), 0 by layer weight name; new: 3 keyed by order (run), 0 by layer "
+            "(1 in session runs), 0 by layer weight name; new: 3 keyed by order (run), 0 by layer "
             "weight name") in text
     assert "random ops used" not in text
     assert report.to_dict()["align_random"] == 0
@@ -386,21 +392,55 @@ DROPOUT_TF2 = """\
 
 @pytest.mark.slow
 @pytest.mark.tf
-def test_per_step_dropout_is_named_as_the_cause(tmp_path, capsys):
+def test_per_step_dropout_draws_the_same_masks_in_both_runs(tmp_path, capsys):
     legacy = _write(tmp_path / "drop_tf1.py", DROPOUT_TF1)
     new = _write(tmp_path / "drop_tf2.py", DROPOUT_TF2)
-    assert verify.main([str(legacy), str(new), "--align-random"]) == 1
+    assert verify.main([str(legacy), str(new), "--align-random"]) == 0
     out = capsys.readouterr().out
-    assert _row(out, "W0").endswith("ok")    # the initial value aligns...
-    assert "MISMATCH (per-step random ops)" in _row(out, "W_final")   # ...the dropout masks cannot
-    assert "(likely cause: per-step random ops: see below)" in out
-    # the legacy op ran in the 4 training runs (counted as it ran); the new run drew at line 9
-    assert ("per-step random ops (legacy graph ops keyed once, run more than once: "
-            "dropout/random_uniform/RandomUniform (4 runs); the new run made 5 draws keyed by "
-            "order, the legacy graph created 2 random ops; new drew by order more than once at "
-            "drop_tf2.py:8 (4 draws)): with --align-random a random op of a TF1 graph outside a "
-            "Keras layer's call draws from a key fixed when it was created") in out
-    assert "random ops used" not in out  # TF random ops as such are not blamed: they were aligned
+    assert _row(out, "W0").endswith("ok")       # the initial value, drawn by the initializer's run
+    assert _row(out, "W_final").endswith("ok")  # and the dropout mask of each of the 4 steps
+    # the legacy graph's 2 random ops ran 5 times in all, each run keyed in creation order
+    assert ("legacy: 5 keyed by order (5 in session runs), 0 by layer weight name; new: 5 keyed "
+            "by order (run), 0 by layer weight name") in out
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_a_session_run_keys_its_random_ops_in_creation_order(tmp_path):
+    """Each run gives the random ops it executes the next counts, in the order they were made;
+    an op no run executes takes none."""
+    legacy = _write(tmp_path / "runs.py", """\
+        import tensorflow as tf
+        x = tf.placeholder(tf.float32, [2])
+        unused = tf.random_uniform([2])                       # created, never run: no count
+        late = tf.random_uniform([2]) + x                     # created 2nd, run 2nd in a run
+        w = tf.Variable(tf.random_normal([2]))                # drawn by the initializer: 0
+        early = tf.random_normal([2]) * w                     # created 4th
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            first = sess.run([early, late], feed_dict={x: [1.0, 1.0]})     # late 1, early 2
+            second = sess.run(late, feed_dict={x: [1.0, 1.0]})             # 3
+            fed = sess.run(late, feed_dict={late: [5.0, 5.0]})              # fed: nothing drawn
+            third = sess.run(early)                                        # 4
+        """)
+    run = run_captured(legacy, legacy=True, align_random=3)
+    assert not run.failed, run.stderr
+    tf = _tf()
+
+    def uniform(k):
+        return tf.random.stateless_uniform([2], [3, k]).numpy()
+
+    def normal(k):
+        return tf.random.stateless_normal([2], [3, k]).numpy()
+
+    w = normal(0)
+    assert np.array_equal(run.values["first"][1], uniform(1) + 1.0)
+    assert np.array_equal(run.values["first"][0], normal(2) * w)
+    assert np.array_equal(run.values["second"], uniform(3) + 1.0)
+    assert np.array_equal(run.values["fed"], [5.0, 5.0])
+    assert np.array_equal(run.values["third"], normal(4) * w)
+    assert run.align["order_draws"] == 5 and run.align["run_draws"] == 5
+    assert run.align["run_unplanned"] == 0 and run.align["created"] == 4
 
 
 @pytest.mark.slow
@@ -478,15 +518,18 @@ def test_new_run_keys_by_execution_and_legacy_run_by_creation(tmp_path):
         """)
     run = run_captured(legacy, legacy=True, align_random=0)
     assert not run.failed, run.stderr
-    # keyed when created: the loop adds the same draw three times, each element gets the same one
-    draw = tf.random.stateless_uniform([], [0, 0]).numpy()
-    assert run.values["looped"] == np.float32(np.float32(np.float32(draw) + draw) + draw)
+    # tf.data's function graph is keyed once, when created (n = 0): each element gets that draw;
+    # the loop's op is keyed by the run (n = 1), its next passes as they run (n = 2, 3)
     assert len(set(run.values["elements"].tolist())) == 1
-    assert run.values["elements"][0] == tf.random.stateless_normal([], [0, 1]).numpy()
+    assert run.values["elements"][0] == tf.random.stateless_normal([], [0, 0]).numpy()
+    u = [tf.random.stateless_uniform([], [0, k]).numpy() for k in (1, 2, 3)]
+    assert run.values["looped"] == np.float32(np.float32(np.float32(u[0]) + u[1]) + u[2])
     assert run.align["in_loops"] == ["while/random_uniform/RandomUniform"]
     assert len(run.align["in_functions"]) == 1 and run.align["created"] == 2
-    # executions counted as they ran: the loop's op 3 times in one session run
+    assert run.align["function_created"] == 1
+    # executions counted as they ran: the loop's op 3 times in one session run, 2 unforeseen
     assert run.align["repeated"] == {"while/random_uniform/RandomUniform": 3}
+    assert run.align["run_draws"] == 3 and run.align["run_unplanned"] == 2
 
 
 @pytest.mark.slow

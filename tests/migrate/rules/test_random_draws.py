@@ -119,3 +119,17 @@ def test_an_initialiser_helper_computes_the_legacy_numbers(tmp_path):
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
     assert len(printed) == 5, report.to_text()
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_noise_drawn_in_each_step_computes_the_legacy_numbers(tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    # --align-random keys the legacy op by each session run, the step's draw by its call
+    report = verify_sources(NOISE, migrated(NOISE).output, tmp_path / "f.py", timeout=TIMEOUT,
+                            align_random=True)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) == 5, report.to_text()
+    assert report.legacy.align["run_draws"] == report.new.align["order_draws"] == 5
