@@ -335,6 +335,8 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
                            f"`{code_of(arg)}` is not converted")
         if fetch is None:
             self._bail(TS107.code, call, "sess.run without fetches")
+        if feed is None and receiver is None and self._of_values_only(fetch):
+            return None  # sess.run(tf.argmax(a, 1)) of NumPy values: the session rule's
         names = self._fetch_names(fetch, call)
         if names is None:
             return None
@@ -517,6 +519,14 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         self._bail(TS107.code, call, f"the fetches `{code_of(fetch)}` are not names, lists or "
                    "dicts of names")
         return None
+
+    def _of_values_only(self, fetch: cst.BaseExpression) -> bool:
+        """A fetch built in the run from no graph value (``tf.argmax(a, 1)`` of a NumPy
+        ``a`` sess.run returned): eager code computes it where the line runs."""
+        if not isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)):
+            return False
+        graph = self._names_of_graph() | set(self._placeholders) | self._var_names
+        return not any(ref in graph for _, ref in loaded_refs(fetch, self.BASE))
 
     def _computed_fetch(self, fetch: cst.BaseExpression, call: cst.Call) -> Optional[List[str]]:
         """``sess.run(tf.reduce_sum(tf.pow(pred - Y, 2)) / n, feed)``: an expression of

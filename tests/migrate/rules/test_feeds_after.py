@@ -257,12 +257,36 @@ def test_a_with_block_that_accumulates_a_name_still_needs_its_binding():
     assert r.mode == "compat"
     assert any("`total` is accumulated" in f.message for f in r.findings), codes(r)
 
+# sess.run of an expression of NumPy values the session returned: no graph value in it
+VALUES_FETCHED = EVALUATED_IN_THE_BLOCK.replace('print("done")\n', """\
+    p = sess.run(pred, feed_dict={x: xs})
+    print(p, sess.run(tf.argmax(p, 1)), sess.run(tf.reduce_sum(p) * 2))
+print("done")
+""")
+
+
+def test_a_fetch_of_numpy_values_only_is_computed_where_the_run_was():
+    r = migrated(VALUES_FETCHED)
+    assert r.mode == "tape", codes(r)
+    assert r.output.endswith(_src("""
+        p = run_pred(x=xs)
+        print(p, tf.argmax(p, 1).numpy(), (tf.reduce_sum(p) * 2).numpy())
+        print("done")
+    """))
+    assert "def run_argmax" not in r.output and "def run_reduce_sum" not in r.output
+    # one that reads a graph value is still a step function's
+    r = migrated(VALUES_FETCHED.replace("sess.run(tf.argmax(p, 1))",
+                                        "sess.run(tf.argmax(pred, 1), feed_dict={x: xs})"))
+    assert r.mode == "tape", codes(r)
+    assert "print(p, run_pred_1(x=xs), (tf.reduce_sum(p) * 2).numpy())" in r.output
+    assert not migrate_source(r.output, "f.py").changed
+
 
 @pytest.mark.tf
 @pytest.mark.slow
 @pytest.mark.parametrize("source, prints", [(EVALUATED_AFTER, 2), (EVALUATED_IN_THE_BLOCK, 6),
-                                            (DEVICE_BLOCK, 1)],
-                         ids=["after", "in-the-block", "device"])
+                                            (DEVICE_BLOCK, 1), (VALUES_FETCHED, 7)],
+                         ids=["after", "in-the-block", "device", "values-fetched"])
 def test_the_migrations_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
