@@ -29,6 +29,7 @@ from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import visit
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
+from tapeshift.migrate.rules.contrib_summary import converts
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 
@@ -123,6 +124,7 @@ class ContribToTfSlim(TapeshiftCodemod):
         self._as_import = {}  # `slim = tf.contrib.slim` statement -> (module, bound name)
         self._xavier: dict = {}  # xavier_initializer call -> its glorot_uniform_initializer
         self._xavier_parts: set = set()  # the attributes that spell those calls' functions
+        self._summary_parts: set = set()  # ... and those of tf.contrib.summary calls converted
 
     # -- `slim = tf.contrib.slim` becomes `import tf_slim as slim` ------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -152,6 +154,12 @@ class ContribToTfSlim(TapeshiftCodemod):
 
     # -- xavier_initializer(): TensorFlow's glorot_uniform_initializer ---------
     def visit_Call(self, node: cst.Call) -> None:
+        if converts(node, self.tf_api_name):  # the contrib-summary rule's: tf.summary
+            root = node.func
+            while isinstance(root, cst.Attribute):
+                self._summary_parts.add(root)
+                root = root.value
+            return
         api = self.tf_api_name(node.func)
         if api not in _XAVIER or not isinstance(node.func, cst.Attribute):
             return
@@ -190,8 +198,8 @@ class ContribToTfSlim(TapeshiftCodemod):
         api = self.tf_api_name(original_node)
         if api is None or not api.startswith("contrib.") or self._is_import_value(original_node):
             return updated_node
-        if original_node in self._xavier_parts:
-            return updated_node  # the call becomes glorot_uniform_initializer
+        if original_node in self._xavier_parts or original_node in self._summary_parts:
+            return updated_node  # the call becomes glorot_uniform_initializer, or tf.summary's
         parts = api.split(".")
         target = slim_target(api)
         if target is None:

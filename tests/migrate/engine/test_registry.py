@@ -69,13 +69,13 @@ def test_the_order_of_the_rules_is_declared_by_the_rules():
                 "GradientTargets",
                 "ModelCode", "SummariesToWriter", "SaversToEager", "FeedsToFunctions",
                 "ClassFeedsToMethods", "TowersStrategy"],
-        "tape": ["SessionToEager", "GradientsToTape", "RenameTF1Names", "V1OptimizersToKeras",
-                 "CompatV1ToTF2Imports"],
+        "tape": ["SessionToEager", "GradientsToTape", "RenameTF1Names", "ContribSummaryToTF2",
+                 "V1OptimizersToKeras", "CompatV1ToTF2Imports"],
         "check": ["TF1OnlyNames"],
         "check-after": ["TF1OnlyNamesLeft"],
         "compat-pre": ["ContribToTfSlim"],
         "compat": ["CompatFallback"],
-        "compat-post": ["LayersToTfKeras"],
+        "compat-post": ["LayersToTfKeras", "ContribSummaryToTF2"],
     }
     assert registry.option_names() == ("tf_function", "keras_optimizers")
 
@@ -158,4 +158,4 @@ def test_every_registered_rule_declares_a_phase_and_codes_it_owns():
         "contrib", "custom_gradients", "feeds", "session", "gradients", "renames",
         "keras-optimizers", "imports", "tf1-only", "tf1-only-left", "compat", "layers",
         "model-code", "class-feeds", "summaries", "default-graph", "savers", "towers",
-        "towers-strategy", "gradient-targets"}
+        "towers-strategy", "gradient-targets", "contrib-summary"}

@@ -207,6 +207,8 @@ def test_a_screened_rule_acts_only_where_its_names_are_spelled():
                 ("summaries.v1", ("import tensorflow as tf\nx = tf.constant(1.0)\n"
                                   "tf.summary.scalar('x', x)\nmerged = tf.summary.merge_all()\n"
                                   "with tf.Session() as sess:\n    s = sess.run(merged)\n")),
+                ("contrib-summary.v1", ("import tensorflow as tf\nw = tf.Variable(1.0)\n"
+                                        "tf.contrib.summary.scalar('w', w)\n")),
                 # the strategy rule reads the towers and feeds rules' output and facts
                 ("towers.v1", *_before_rule("TowersStrategy",
                                             "tests/migrate/data/towers/towers_auto_reuse.py"))]
