@@ -256,8 +256,26 @@ class FedGraph:
         """The statement draws random numbers (``z = tf.random_normal([n, 100])``):
         TF1 draws again at each sess.run that needs them, so it is recomputed in the
         step functions as fed code is (a variable's initial value is not asked here:
-        variables are sorted out first)."""
-        return any(_is_call(n) and self.tf_api_name(n.func) in RANDOM for n in nodes(node))
+        variables are sorted out first). A draw in a lambda or a nested function
+        (``ds.map(lambda v: v + tf.random_normal([2]))``) runs where the function is
+        called, not once per statement."""
+        found = False
+
+        def walk(n: cst.CSTNode) -> None:
+            nonlocal found
+            if found or isinstance(n, (cst.Lambda, cst.FunctionDef)):
+                return
+            if _is_call(n) and self.tf_api_name(n.func) in RANDOM:
+                found = True
+                return
+            for child in children(n):
+                walk(child)
+
+        try:
+            walk(node)
+        finally:
+            release(walk)
+        return found
 
     def _assignment(self, node: cst.CSTNode):
         """(value, single target name) of ``name = value``; (value, None) for

@@ -208,12 +208,11 @@ def _module_function_reads(module: cst.Module) -> Dict[str, Set[str]]:
     own: Dict[str, Set[str]] = {}
     for name, fn in defs.items():
         loads, stores = names_of(fn.body)
-        params = {p.name.value for p in (*fn.params.params, *fn.params.posonly_params,
-                                         *fn.params.kwonly_params)}
+        declared = (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)
+        params = {p.name.value for p in declared}
         # def D(x, w=d_weights): a call that leaves `w` out computes with d_weights
-        defaults = set().union(*(names_of(p.default)[0] for p in (
-            *fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)
-            if p.default is not None))
+        defaults = set().union(*(names_of(p.default)[0] for p in declared
+                                 if p.default is not None))
         own[name] = (loads - stores - params) | defaults
     changed = True
     while changed:  # what the functions it calls read

@@ -260,10 +260,15 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                 blocked = True
 
         def in_init(stack: List[cst.CSTNode]) -> bool:
+            # inside tf.Variable(...) / tf.get_variable(...), or the initializer= of a
+            # variable maker (tf.scan's initializer= is a value of every run)
             return any(isinstance(a, cst.Call) and self.is_tf(a.func, *VARIABLE_MAKERS)
                        for a in stack) or any(
                 isinstance(a, cst.Arg) and a.keyword is not None
-                and a.keyword.value == "initializer" for a in stack)
+                and a.keyword.value == "initializer" and k > 0
+                and isinstance(stack[k - 1], cst.Call)
+                and (self.tf_api_name(stack[k - 1].func) or "").endswith("variable")
+                for k, a in enumerate(stack))
 
         # def xavier(shape): return tf.random_normal(shape, ...), read by nothing but
         # tf.Variable(xavier(...)): its draws are initial values too

@@ -133,3 +133,44 @@ def test_noise_drawn_in_each_step_computes_the_legacy_numbers(tmp_path):
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
     assert len(printed) == 5, report.to_text()
     assert report.legacy.align["run_draws"] == report.new.align["order_draws"] == 5
+
+
+def test_a_draw_inside_a_mapped_function_does_not_pull_the_pipeline_into_the_steps():
+    r = migrated(_src("""
+        import numpy as np
+        import tensorflow as tf
+
+        data = np.ones((8, 2), np.float32)
+        ds = tf.data.Dataset.from_tensor_slices(data).map(lambda v: v + tf.random_normal([2]))
+        x = ds.repeat().batch(4).make_one_shot_iterator().get_next()
+        w = tf.Variable(tf.ones([2]))
+        loss = tf.reduce_sum(x * w)
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for i in range(3):
+                print(sess.run([train, loss])[1])
+    """))
+    assert r.mode == "compat", r.output
+    assert "def run_" not in r.output
+
+
+def test_initializer_of_a_call_that_makes_no_variable_is_a_value_of_every_run():
+    # tf.scan(..., initializer=noise([2])): drawn at every sess.run, not once
+    for init in ("noise([2])", "tf.random_normal([2])"):
+        r = migrated(_src(f"""
+            import tensorflow as tf
+
+            def noise(shape):
+                return tf.random_normal(shape)
+
+            w = tf.Variable(tf.ones([2]))
+            h = tf.scan(lambda a, r: a + r * w, tf.ones([3, 2]), initializer={init})
+            total = tf.reduce_sum(h)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for i in range(3):
+                    print(sess.run(total))
+        """))
+        assert r.mode == "compat", (init, r.output)
+        assert any(f.code == "TS108" and "random op" in f.message for f in r.findings), codes(r)
