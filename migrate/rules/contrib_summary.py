@@ -23,7 +23,9 @@ writes a scalar as a tensor summary (TF1: ``simple_value``; TensorBoard shows
 the same curve) and buckets histograms its own way, and TF1 recorded only
 inside a recording condition (``always_record_summaries()``...), where TF2
 records whenever a default writer is set. Not converted, so still reported as
-``tf.contrib`` by the contrib rule (TS117): ``family=``, ``bad_color=``,
+``tf.contrib`` by the contrib rule (TS117): ``family=``; ``image`` (TF1 scaled
+a float image so its largest value is 255, TF2 clips it to [0, 1]) and
+``audio`` (TF1 took 2-D clips, TF2 only 3-D), whose values would change;
 ``generic``, ``graph``, ``import_event``, ``summary_writer_initializer_op``,
 ``create_db_writer`` and the module bound to a name.
 """
@@ -48,14 +50,16 @@ TS133 = CodeInfo(
     summary="tf.contrib.summary became tf.summary: the same values, written in TF2's form",
     what="Reports, once per file, that `tf.contrib.summary` calls became `tf.summary`: scalars "
          "are written as tensor summaries, histograms bucketed by TF2's rule, and TF2 records "
-         "whenever a default writer is set (TF1 only inside a recording condition).",
+         "whenever a default writer is set (TF1 only inside a recording condition). "
+         "`tf.summary.scalar` and `histogram` are TensorBoard's code: it must be installed.",
     why="TF2's summary functions are the successors of tf.contrib.summary, but the event "
         "records differ in form, and a summary TF1 skipped for want of a recording "
         "condition is written.",
     example="tf.contrib.summary.scalar('loss', loss)",
     use_instead="tf.summary.scalar('loss', data=loss, "
                 "step=tf.compat.v1.train.get_or_create_global_step())",
-    fix_safety="The values written are the same; TensorBoard reads both forms.",
+    fix_safety="The scalars' values are the same and a histogram summarises the same values; "
+               "TensorBoard reads both forms.",
 )
 
 #: contrib function -> (its parameters in order, the tf.summary function, TF1 name -> TF2 name
@@ -66,12 +70,6 @@ _CONVERSIONS: Dict[str, Tuple[Tuple[str, ...], str, Dict[str, Optional[str]], bo
                                     "step": "step"}, True),
     "histogram": (_SUMMARY, "histogram", {"name": "name", "tensor": "data", "family": None,
                                           "step": "step"}, True),
-    "image": (("name", "tensor", "bad_color", "max_images", "family", "step"), "image",
-              {"name": "name", "tensor": "data", "bad_color": None, "max_images": "max_outputs",
-               "family": None, "step": "step"}, True),
-    "audio": (("name", "tensor", "sample_rate", "max_outputs", "family", "step"), "audio",
-              {"name": "name", "tensor": "data", "sample_rate": "sample_rate",
-               "max_outputs": "max_outputs", "family": None, "step": "step"}, True),
     "create_file_writer": (("logdir", "max_queue", "flush_millis", "filename_suffix", "name"),
                            "create_file_writer",
                            {p: p for p in ("logdir", "max_queue", "flush_millis",
@@ -86,8 +84,6 @@ _CONVERSIONS: Dict[str, Tuple[Tuple[str, ...], str, Dict[str, Optional[str]], bo
 #: the order of each tf.summary function's parameters (to keep an argument positional)
 _TF2_ORDER = {
     "scalar": ("name", "data", "step"), "histogram": ("name", "data", "step"),
-    "image": ("name", "data", "step", "max_outputs"),
-    "audio": ("name", "data", "sample_rate", "step", "max_outputs"),
     "create_file_writer": ("logdir", "max_queue", "flush_millis", "filename_suffix", "name"),
     "flush": ("writer", "name"),
 }
@@ -171,7 +167,7 @@ class ContribSummaryToTF2(TapeshiftCodemod):
             step = bound["global_step"][1].value if "global_step" in bound \
                 else cst.parse_expression(self._v1 + _GLOBAL_STEP)
             condition = cst.parse_expression(
-                f"lambda: {self._alias}.equal({code_of(step)} % {code_of(n)}, 0)")
+                f"lambda: {self._alias}.equal({_operand(step)} % {_operand(n)}, 0)")
             args = [cst.Arg(condition)]
         else:
             args = self._arguments(bound, renamed, _TF2_ORDER.get(target, ()))
@@ -204,8 +200,16 @@ class ContribSummaryToTF2(TapeshiftCodemod):
                         "writes scalars as tensor summaries and buckets histograms its own way, "
                         "and records whenever a default writer is set, where TF1 recorded only "
                         "inside always_record_summaries() or record_summaries_every_n_global_"
-                        "steps(); the values are the same (docs/migrate.md, 'tf.contrib.summary')")
+                        "steps(); TensorBoard must be installed (docs/migrate.md, 'tf.contrib.summary')")
         return updated_node
+
+
+def _operand(expr: cst.BaseExpression) -> str:
+    """``expr`` as an operand of ``%``: in parentheses unless it is a name, a number,
+    an attribute, a call or a subscript (``(gs + 1) % (2 * 5)``)."""
+    text = code_of(expr)
+    simple = (cst.Name, cst.Integer, cst.Attribute, cst.Call, cst.Subscript)
+    return text if isinstance(expr, simple) or expr.lpar else f"({text})"
 
 
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
