@@ -171,6 +171,18 @@ class _Weight:
         self.name, self.draws = name, 0
 
 
+def _graph_tensors(args: dict | None) -> list:
+    """The op's tensor arguments of the current graph (its shape, say): the key is read
+    after they are computed, so a run that fails before them (the end of a dataset)
+    reads no key."""
+    from tensorflow.python.framework import ops
+    from tensorflow.python.framework import tensor as tensor_lib
+
+    graph = ops.get_default_graph()
+    return [v for v in (args or {}).values()
+            if isinstance(v, tensor_lib.Tensor) and getattr(v, "graph", None) is graph]
+
+
 def _name_scope() -> str:
     from tensorflow.python.eager import context
     from tensorflow.python.framework import ops
@@ -408,7 +420,7 @@ class RandomAligner(DrawCounts, RunKeys):
             local.busy = True
             n = None
             try:
-                key, how, n = aligner._key(op_type)
+                key, how, n = aligner._key(op_type, a)
                 out = adapter(a, key, a.get("name") or op_type)
             except Exception as exc:  # not made stateless: drawn as usual, and said so
                 aligner.failed.setdefault(op_type, f"{type(exc).__name__}: {exc}"[:300])
@@ -425,9 +437,9 @@ class RandomAligner(DrawCounts, RunKeys):
         wrapper._tapeshift_align = True
         return wrapper
 
-    def _key(self, op_type: str):
+    def _key(self, op_type: str, args: dict | None = None):
         """The key tensor of the next draw, how it was keyed (``weight``, ``layer``, ``graph``...)
-        and its order count or layer site (``None`` for a weight)."""
+        and its order count or layer site (``None`` for a weight). ``args``: the op's."""
         from tensorflow.python.eager import context
         from tensorflow.python.framework import constant_op, dtypes, ops
 
@@ -466,7 +478,8 @@ class RandomAligner(DrawCounts, RunKeys):
         # a TF1 graph: keyed by the session runs that execute it (align_runs)
         n, self.created = self.created, self.created + 1
         seed = constant_op.constant(self.seed, dtype=dtypes.int64)
-        return self._raw.stack([seed, self._run_key(n)], name="tapeshift_align_key"), "graph", n
+        return (self._raw.stack([seed, self._run_key(n, _graph_tensors(args))],
+                                name="tapeshift_align_key"), "graph", n)
 
     def _layer_draw_key(self, call: _Call):
         """The key of a draw in a layer's call: ``[seed, layer_key(name, index, executions)]``."""

@@ -28,18 +28,23 @@ class DrawCounts:
         return n
 
     def _py_counter(self, table: dict, site, inputs: list, name: str):
-        """A TF1 graph's int64 scalar: ``table[site]`` before the op ran, incremented when it runs.
+        """A TF1 graph's int64 scalar: ``table[site]`` before the op ran, incremented when it runs."""
+        return self._py_int(lambda: self._bump(table, site), inputs, name)
+
+    @staticmethod
+    def _py_int(value, inputs: list, name: str):
+        """A TF1 graph's int64 scalar that ``value()`` gives each time it runs (after ``inputs``).
 
         Placed on the CPU, outside any colocation (a py_func has no GPU kernel)."""
         import numpy as np
         from tensorflow.python.framework import dtypes, ops
         from tensorflow.python.ops import script_ops
 
-        def count(*_):
-            return np.int64(self._bump(table, site))
+        def call(*_):
+            return np.int64(value())
 
         with ops.colocate_with(None, ignore_existing=True), ops.device("/device:CPU:0"):
-            out = script_ops.py_func(count, inputs, dtypes.int64, stateful=True, name=name)
+            out = script_ops.py_func(call, inputs, dtypes.int64, stateful=True, name=name)
         out.set_shape([])
         return out
 
@@ -67,7 +72,8 @@ class DrawCounts:
         return int(self._counter.assign_add(1).numpy()) - 1
 
     def _next_created(self) -> int:
-        """The next order count, for a draw created in a graph (keyed once, when created)."""
+        """The next order count, for a draw in a graph: made in a function graph (keyed once,
+        when created) or run by a session (:mod:`tapeshift.migrate.legacy.align_runs`)."""
         if self._counter is not None:
             from tensorflow.python.eager import context
 
@@ -127,7 +133,7 @@ class DrawCounts:
     def record(self) -> dict:
         """What goes into meta.json's ``align`` (see docs/verify.md, '--align-random')."""
         layer_runs = dict(self.layer_runs)
-        graph_ops: dict[str, int] = {}     # TF1 graph op keyed once -> executions
+        graph_ops: dict[str, int] = {}     # TF1 graph op keyed by order -> executions
         lines: dict[str, int] = {}         # script line -> order-keyed draws run there
         for where, n in list(self.executions.items()):
             if isinstance(where, int):

@@ -13,11 +13,13 @@ when the op runs, and counts the execution for the record.
 The initializer's run draws the variables' initial values in the order they
 were created, as a TF2 program that makes them one after another does; each
 training run then draws its dropout masks or noise in creation order, as the
-TF2 step function draws them in statement order. What a run cannot foresee
-takes the next count when it runs: a second execution in the same run (a
-``while_loop``), or an op no plan found. Ops planned but not run (the other
-branch of a ``tf.cond``) leave their counts unused, which the TF2 program
-does not: the record lists ops in loops, and the report names them.
+TF2 step function draws them in statement order. An op in a ``tf.cond``
+branch or a ``while_loop`` is not planned (the run may not execute it, or may
+execute it many times): it takes the next count each time it runs, as does an
+op a run reached otherwise (``make_callable``, ``partial_run``). A run that
+raises before any planned op ran (``OutOfRangeError`` at the end of a
+dataset) gives its counts back. Session runs from several threads at once
+(queue feeders) draw in no fixed order.
 
 Part of :class:`tapeshift.migrate.legacy.align.RandomAligner` (state on the
 aligner). TensorFlow is imported only inside the methods, in the child process.
@@ -26,8 +28,9 @@ aligner). TensorFlow is imported only inside the methods, in the child process.
 from __future__ import annotations
 
 import functools
+import weakref
 
-_PLANS_KEPT = 256  # (graph, fetches, feeds) -> the ops they run, remembered per process
+_PLANS_KEPT = 256  # (fetches, feeds) -> the ops they run, remembered per graph
 
 
 class RunKeys:
@@ -35,35 +38,40 @@ class RunKeys:
     graph random ops (module docstring)."""
 
     def _init_run_keys(self) -> None:
-        self._run_ops: dict = {}     # graph -> {op name: creation index} of order-keyed ops
+        # graph -> {op name: creation index} of the order-keyed ops a run may plan, and
+        # graph -> {(fetch names, fed names): the creation indexes they run}
+        self._run_ops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._planned: dict = {}     # creation index -> order count of its next execution
-        self._plans: dict = {}       # (graph, fetch names, fed names) -> creation indexes
         self.run_planned = 0         # draws keyed by a session run's plan
         self.run_unplanned = 0       # draws keyed as they ran (loops, unforeseen)
 
-    def _run_key(self, n: int):
-        """The int64 scalar key half of the graph op created ``n``-th: read when the op runs."""
-        import numpy as np
-        from tensorflow.python.framework import dtypes, ops
-        from tensorflow.python.ops import script_ops
+    def _run_key(self, n: int, inputs: list):
+        """The int64 scalar key half of the graph op created ``n``-th: read when the op runs,
+        after ``inputs`` (the op's own)."""
 
-        def key(*_):
+        def key() -> int:
             with self._lock:
                 self.executions[n] = self.executions.get(n, 0) + 1
                 k = self._planned.pop(n, None)
                 if k is not None:
                     self.run_planned += 1
-                    return np.int64(k)
+                    return k
                 self.run_unplanned += 1
-                return np.int64(self._next_order())
+                return self._next_created()
 
-        with ops.colocate_with(None, ignore_existing=True), ops.device("/device:CPU:0"):
-            out = script_ops.py_func(key, [], dtypes.int64, stateful=True,
-                                     name="tapeshift_align_run_key")
-        out.set_shape([])
-        return out
+        return self._py_int(key, inputs, "tapeshift_align_run_key")
 
     def _note_run_op(self, op, n: int) -> None:
+        """A random op created in a graph: planned by the runs that reach it, unless a
+        tf.cond branch or a while_loop holds it (keyed as it runs)."""
+        from tensorflow.python.ops import control_flow_util
+
+        try:
+            if control_flow_util.IsInCond(op) or control_flow_util.IsInWhileLoop(op):
+                return
+        except Exception:
+            return
         self._run_ops.setdefault(op.graph, {})[op.name] = n
 
     def _install_session_run(self) -> None:
@@ -78,46 +86,64 @@ class RunKeys:
         @functools.wraps(original)
         def run(sess, fetches, feed_dict=None, *args, **kwargs):
             try:
-                aligner._plan(sess.graph, fetches, feed_dict)
+                plan = aligner._plan(sess.graph, fetches, feed_dict)
             except Exception:  # a run the plan cannot read: its draws are keyed as they run
                 with aligner._lock:
                     aligner._planned = {}
-            return original(sess, fetches, feed_dict, *args, **kwargs)
+                plan = None
+            try:
+                return original(sess, fetches, feed_dict, *args, **kwargs)
+            except BaseException:
+                if plan:
+                    aligner._give_back(plan)
+                raise
 
         run._tapeshift_align = True
         session.BaseSession.run = run
 
-    def _plan(self, graph, fetches, feeds) -> None:
-        """Give the order-keyed random ops this run executes the next counts, in creation order."""
+    def _plan(self, graph, fetches, feeds):
+        """Give the order-keyed random ops this run executes the next counts, in creation
+        order; (the counts given, the order count before them), or None."""
         index = self._run_ops.get(graph)
         if not index:
-            return
+            with self._lock:
+                self._planned = {}  # (no stale count for an op another way runs)
+            return None
         starts, fed = _elements(graph, fetches, feeds)
-        signature = (graph, tuple(op.name for op in starts), frozenset(fed))
-        ran = self._plans.get(signature)
+        plans = self._plans.setdefault(graph, {})
+        signature = (tuple(op.name for op in starts), frozenset(fed))
+        ran = plans.get(signature)
         if ran is None:
             ran = _random_ops_run(starts, fed, index)
-            if len(self._plans) >= _PLANS_KEPT:
-                self._plans.clear()
-            self._plans[signature] = ran
+            if len(plans) >= _PLANS_KEPT:
+                plans.clear()
+            plans[signature] = ran
         with self._lock:
-            self._planned = {}
-            for n in ran:
-                self._planned[n] = self._next_order()
+            before = self.order_draws
+            self._planned = {n: self._next_created() for n in ran}
+            return (dict(self._planned), before) if ran else None
 
-    def _next_order(self) -> int:
-        """The next order count (the caller holds the lock)."""
-        if self._counter is not None:  # a TF2 program that also runs a TF1 graph
-            return self._next_created()
-        n, self.order_draws = self.order_draws, self.order_draws + 1
-        return n
+    def _give_back(self, plan) -> None:
+        """A run raised before any op it planned ran: its counts are given back (when
+        nothing has drawn since), so the next run draws what this one would have."""
+        given, before = plan
+        with self._lock:
+            if self._planned == given and self._counter is None \
+                    and self.order_draws == before + len(given):
+                self.order_draws = before
+            self._planned = {}
 
 
 def _elements(graph, fetches, feeds):
     """(the ops a run's fetches name, the names of the tensors it feeds)."""
+    from tensorflow.python.client import session
     from tensorflow.python.framework import ops
     from tensorflow.python.util import nest
 
+    try:  # what Session.run itself reads: strings, Variables, ops, nested structures
+        fetches = session._FetchMapper.for_fetch(fetches).unique_fetches()
+    except Exception:
+        pass
     fed = set()
     for key in nest.flatten(list((feeds or {}).keys()), expand_composites=True):
         try:

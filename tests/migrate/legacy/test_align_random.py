@@ -519,7 +519,7 @@ def test_new_run_keys_by_execution_and_legacy_run_by_creation(tmp_path):
     run = run_captured(legacy, legacy=True, align_random=0)
     assert not run.failed, run.stderr
     # tf.data's function graph is keyed once, when created (n = 0): each element gets that draw;
-    # the loop's op is keyed by the run (n = 1), its next passes as they run (n = 2, 3)
+    # the loop's op is keyed as each pass runs (n = 1, 2, 3)
     assert len(set(run.values["elements"].tolist())) == 1
     assert run.values["elements"][0] == tf.random.stateless_normal([], [0, 0]).numpy()
     u = [tf.random.stateless_uniform([], [0, k]).numpy() for k in (1, 2, 3)]
@@ -527,9 +527,10 @@ def test_new_run_keys_by_execution_and_legacy_run_by_creation(tmp_path):
     assert run.align["in_loops"] == ["while/random_uniform/RandomUniform"]
     assert len(run.align["in_functions"]) == 1 and run.align["created"] == 2
     assert run.align["function_created"] == 1
-    # executions counted as they ran: the loop's op 3 times in one session run, 2 unforeseen
+    # executions counted as they ran: the loop's op 3 times in one session run, each keyed
+    # as it ran (an op in a while_loop is not planned)
     assert run.align["repeated"] == {"while/random_uniform/RandomUniform": 3}
-    assert run.align["run_draws"] == 3 and run.align["run_unplanned"] == 2
+    assert run.align["run_draws"] == 3 and run.align["run_unplanned"] == 3
 
 
 @pytest.mark.slow
@@ -567,3 +568,37 @@ def test_a_layer_built_by_hand_names_its_weight_kernel_and_verify_says_so(tmp_pa
     assert list(causes) == [align_report.WEIGHT_NAMES]
     assert causes[align_report.WEIGHT_NAMES].startswith(
         "unmatched weight names (only in legacy: Net/out/kernel; only in new: kernel)")
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_a_cond_branch_not_taken_and_a_run_that_raises_use_no_count(tmp_path):
+    """A random op in a tf.cond branch is keyed when it runs, so an evaluation run that
+    skips it leaves the next training run's count alone; a run that fails before any
+    op it planned ran gives its counts back."""
+    legacy = _write(tmp_path / "cond.py", """\
+        import numpy as np
+        import tensorflow as tf
+        training = tf.placeholder(tf.bool, [])
+        x = tf.ones([2])
+        h = tf.cond(training, lambda: x * tf.random_uniform([2]), lambda: x)   # in a branch
+        def fail():
+            raise ValueError("end of data")
+        failed = tf.py_func(fail, [], tf.int32)
+        noise = tf.random_normal(tf.reshape(failed, [1]))     # planned, runs after `failed`
+        with tf.Session() as sess:
+            first = sess.run(h, {training: True})      # drawn as it runs: 0
+            skipped = sess.run(h, {training: False})   # not drawn, no count
+            try:
+                sess.run(noise)                        # plans 1 for noise, then raises
+            except Exception:
+                pass
+            second = sess.run(h, {training: True})     # 1 again
+        """)
+    run = run_captured(legacy, legacy=True, align_random=0)
+    assert not run.failed, run.stderr
+    tf = _tf()
+    assert np.array_equal(run.values["first"], tf.random.stateless_uniform([2], [0, 0]).numpy())
+    assert np.array_equal(run.values["skipped"], [1.0, 1.0])
+    assert np.array_equal(run.values["second"], tf.random.stateless_uniform([2], [0, 1]).numpy())
+    assert run.align["order_draws"] == 2 and run.align["run_unplanned"] == 2
