@@ -42,7 +42,7 @@ from tapeshift.migrate.engine.tf1_api import INITIALIZERS, SESSIONS
 from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
 from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step, described_feeds
 from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
-from tapeshift.migrate.rules.session import TS106, TS107
+from tapeshift.migrate.rules.session import TS106, TS107, TS115
 
 
 @register_rule
@@ -231,10 +231,19 @@ class ClassFeedsToMethods(FeedsToFunctions):
         to a FileWriter (TF2 writes no graph)."""
         allowed = {id(run.call.func.value) for run in runs}
         for stmt in body:
+            looped = {id(m) for loop in nodes(stmt) if isinstance(loop, (cst.For, cst.While))
+                      for m in nodes(loop.body)}
             for n in nodes(stmt):
                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
                         and n.func.attr.value == "run" and self._ref(n.func.value) == \
                         self._session_ref and self._initializer_run(n):
+                    if isinstance(stmt, cst.FunctionDef) or id(n) in looped:
+                        # run again, it puts the variables back to their initial values;
+                        # eager variables get theirs once, where they are made
+                        where = f"`{stmt.name.value}`" if isinstance(stmt, cst.FunctionDef) \
+                            else "a loop"
+                        self._bail(TS115.code, n, f"the initializer runs in {where}, which may "
+                                   "run more than once, resetting the variables: not converted")
                     allowed.add(id(n.func.value))
                 if isinstance(n, cst.Call) and self.tf_api_name(n.func) == "summary.FileWriter" \
                         and len(n.args) == 2 and isinstance(n.args[1].value, cst.Attribute) \

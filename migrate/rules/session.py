@@ -138,6 +138,8 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         self._kinds = kinds
         self._module = node
         self._variables_made: Optional[Set[str]] = None
+        self._looped: Optional[Set[int]] = None  # ids of the nodes inside loops (on demand)
+        self._initializer_runs = 0
         sessions: Set[str] = set()
         has_session = False
         runs: List[tuple] = []
@@ -329,6 +331,9 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
                         f"`{code_of(parent) if isinstance(parent, cst.Attribute) else name.value}`)")
             blocked = True
 
+        # (a variable nothing changes and whose initial value is not drawn is the same
+        # after an initializer runs again; the feeds rule's step functions may train)
+        self._resets_matter = bool(stateful or randoms or self._inline_updates or steps)
         for call, great in runs:
             if not self._plan_run(call, great, inits):
                 blocked = True
@@ -417,6 +422,17 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         is_init = (isinstance(fetch, cst.Name) and fetch.value in inits) or (
             isinstance(fetch, cst.Call) and self.is_tf(fetch.func, *INITIALIZERS))
         if is_init:
+            # running it again puts the variables back to their initial values (drawn
+            # again, when random); eager variables get theirs once, where they are made
+            self._initializer_runs += 1
+            if self._resets_matter and self._in_loop(call):
+                self.report(TS115.code, call, "the initializer runs in a loop, resetting the "
+                            "variables at each pass: not converted")
+                return False
+            if self._resets_matter and self._initializer_runs > 1:
+                self.report(TS115.code, call, "the initializer runs again, resetting the "
+                            "variables to their initial values: not converted")
+                return False
             if isinstance(parent, cst.Expr):
                 return True  # the statement is removed by leave_SimpleStatementLine
             self.report(TS115.code, call, "the initializer's result is used")
@@ -426,6 +442,14 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
         self._runs[call] = call
         self.record_change(call, f"sess.run({code_of(fetch)}) -> value")
         return True
+
+    def _in_loop(self, node: cst.CSTNode) -> bool:
+        """``node`` sits in the body of a ``for`` or ``while`` loop of this module."""
+        if self._looped is None:
+            self._looped = {id(n) for loop in nodes(self._module)
+                            if isinstance(loop, (cst.For, cst.While))
+                            for n in nodes(loop.body)}
+        return id(node) in self._looped
 
     def _inline_update(self, call: cst.Call, method: str, stack, sessions: Set[str]) -> bool:
         """``sess.run(tf.assign(v, x))`` (``assign_add``, ``assign_sub``, or the method):
