@@ -230,21 +230,24 @@ class ClassFeedsToMethods(FeedsToFunctions):
         """``self.sess`` may only run fetches, run the initializer, or give its graph
         to a FileWriter (TF2 writes no graph)."""
         allowed = {id(run.call.func.value) for run in runs}
-        for stmt in body:
+        inits = [(stmt, n) for stmt in body for n in nodes(stmt)
+                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                 and n.func.attr.value == "run" and self._ref(n.func.value) == self._session_ref
+                 and self._initializer_run(n)]
+        for stmt, n in inits:
+            # run again, the initializer puts the variables back to their initial values;
+            # eager variables get theirs once, where they are made. One run in a method
+            # (`start()`) is the initialisation; beside another, or in a loop, a reset
             looped = {id(m) for loop in nodes(stmt) if isinstance(loop, (cst.For, cst.While))
                       for m in nodes(loop.body)}
+            if id(n) in looped or isinstance(stmt, cst.FunctionDef) and len(inits) > 1:
+                where = f"`{stmt.name.value}`" if isinstance(stmt, cst.FunctionDef) \
+                    and id(n) not in looped else "a loop"
+                self._bail(TS115.code, n, f"the initializer runs again in {where}, resetting "
+                           "the variables: not converted")
+            allowed.add(id(n.func.value))
+        for stmt in body:
             for n in nodes(stmt):
-                if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
-                        and n.func.attr.value == "run" and self._ref(n.func.value) == \
-                        self._session_ref and self._initializer_run(n):
-                    if isinstance(stmt, cst.FunctionDef) or id(n) in looped:
-                        # run again, it puts the variables back to their initial values;
-                        # eager variables get theirs once, where they are made
-                        where = f"`{stmt.name.value}`" if isinstance(stmt, cst.FunctionDef) \
-                            else "a loop"
-                        self._bail(TS115.code, n, f"the initializer runs in {where}, which may "
-                                   "run more than once, resetting the variables: not converted")
-                    allowed.add(id(n.func.value))
                 if isinstance(n, cst.Call) and self.tf_api_name(n.func) == "summary.FileWriter" \
                         and len(n.args) == 2 and isinstance(n.args[1].value, cst.Attribute) \
                         and n.args[1].value.attr.value == "graph":

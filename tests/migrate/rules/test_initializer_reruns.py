@@ -3,8 +3,9 @@
 ``sess.run(tf.global_variables_initializer())`` once, before anything runs, is what
 eager variables do by themselves: the session rule removes it. Run in a loop (a
 trial per pass), again after training, or in a method other than ``__init__``
-(``reset()``), it resets what training changed, and draws random initial values
-again; eager code has no counterpart, so the file stays in compat mode (TS115).
+(``reset()``) beside another, it resets what training changed, and draws random
+initial values again; eager code has no counterpart, so the file stays in compat
+mode (TS115). One run in a method (``start()``) is the initialisation.
 A second run that resets nothing (no variable changed, no initial value drawn) is
 still removed.
 """
@@ -116,5 +117,5 @@ def test_an_initializer_run_in_a_method_other_than_init_is_not_removed():
             print(trial, net.learn(np.ones((1, 1))))
     """))
     assert r.mode == "compat"
-    assert ("TS115", 15, "the initializer runs in `reset`, which may run more than once, "
-            "resetting the variables: not converted") in codes(r), codes(r)
+    assert ("TS115", 15, "the initializer runs again in `reset`, resetting the variables: "
+            "not converted") in codes(r), codes(r)
