@@ -49,10 +49,9 @@ the script (or Keras 3) calls itself are left as they are and counted.
 
 The ``py_func`` that reads a TF1 graph op's count also counts its executions;
 the record lists the ops that ran more than once, which sit in a
-``while_loop`` (a second execution in one run takes the next count as it runs,
-which a TF2 loop interleaving other draws does not match) and which were
-created in function graphs, and, in the new run, the script lines that drew
-more than once; the report compares them.
+``while_loop`` (keyed as each pass runs, which a TF2 loop interleaving other
+draws does not match) and which were created in function graphs, and, in the
+new run, the script lines that drew more than once; the report compares them.
 
 This module imports TensorFlow only in :meth:`RandomAligner.install`; the
 parent process reads :data:`DEFAULT_SEED` and :func:`name_key` from it. The
@@ -169,18 +168,6 @@ class _Weight:
 
     def __init__(self, name: str) -> None:
         self.name, self.draws = name, 0
-
-
-def _graph_tensors(args: dict | None) -> list:
-    """The op's tensor arguments of the current graph (its shape, say): the key is read
-    after they are computed, so a run that fails before them (the end of a dataset)
-    reads no key."""
-    from tensorflow.python.framework import ops
-    from tensorflow.python.framework import tensor as tensor_lib
-
-    graph = ops.get_default_graph()
-    return [v for v in (args or {}).values()
-            if isinstance(v, tensor_lib.Tensor) and getattr(v, "graph", None) is graph]
 
 
 def _name_scope() -> str:
@@ -478,7 +465,7 @@ class RandomAligner(DrawCounts, RunKeys):
         # a TF1 graph: keyed by the session runs that execute it (align_runs)
         n, self.created = self.created, self.created + 1
         seed = constant_op.constant(self.seed, dtype=dtypes.int64)
-        return (self._raw.stack([seed, self._run_key(n, _graph_tensors(args))],
+        return (self._raw.stack([seed, self._run_key(n, args)],
                                 name="tapeshift_align_key"), "graph", n)
 
     def _layer_draw_key(self, call: _Call):

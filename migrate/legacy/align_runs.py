@@ -46,9 +46,10 @@ class RunKeys:
         self.run_planned = 0         # draws keyed by a session run's plan
         self.run_unplanned = 0       # draws keyed as they ran (loops, unforeseen)
 
-    def _run_key(self, n: int, inputs: list):
+    def _run_key(self, n: int, args: dict | None):
         """The int64 scalar key half of the graph op created ``n``-th: read when the op runs,
-        after ``inputs`` (the op's own)."""
+        after the op's own tensor arguments (``args``, its shape say), so a run that fails
+        before them (the end of a dataset) reads no key."""
 
         def key() -> int:
             with self._lock:
@@ -60,7 +61,7 @@ class RunKeys:
                 self.run_unplanned += 1
                 return self._next_created()
 
-        return self._py_int(key, inputs, "tapeshift_align_run_key")
+        return self._py_int(key, _graph_tensors(args), "tapeshift_align_run_key")
 
     def _note_run_op(self, op, n: int) -> None:
         """A random op created in a graph: planned by the runs that reach it, unless a
@@ -132,6 +133,16 @@ class RunKeys:
                     and self.order_draws == before + len(given):
                 self.order_draws = before
             self._planned = {}
+
+
+def _graph_tensors(args: dict | None) -> list:
+    """The tensors among ``args`` that belong to the current graph."""
+    from tensorflow.python.framework import ops
+    from tensorflow.python.framework import tensor as tensor_lib
+
+    graph = ops.get_default_graph()
+    return [v for v in (args or {}).values()
+            if isinstance(v, tensor_lib.Tensor) and getattr(v, "graph", None) is graph]
 
 
 def _elements(graph, fetches, feeds):

@@ -34,7 +34,7 @@ import libcst as cst
 
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.dataflow import loop_body_ids, names_of
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -238,8 +238,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
             # run again, the initializer puts the variables back to their initial values;
             # eager variables get theirs once, where they are made. One run in a method
             # (`start()`) is the initialisation; beside another, or in a loop, a reset
-            looped = {id(m) for loop in nodes(stmt) if isinstance(loop, (cst.For, cst.While))
-                      for m in nodes(loop.body)}
+            looped = loop_body_ids(stmt)
             if id(n) in looped or isinstance(stmt, cst.FunctionDef) and len(inits) > 1:
                 where = f"`{stmt.name.value}`" if isinstance(stmt, cst.FunctionDef) \
                     and id(n) not in looped else "a loop"

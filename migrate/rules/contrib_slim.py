@@ -105,6 +105,16 @@ def slim_target(api: str) -> Optional[str]:
     return ".".join([module, *parts[2:]])
 
 
+def _attribute_chain(expr: cst.BaseExpression):
+    """(the attributes that spell ``expr``, outermost first; what they start from):
+    ``tf.contrib.summary.scalar`` -> ([its three Attribute nodes], ``tf``)."""
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr)
+        expr = expr.value
+    return parts, expr
+
+
 @register_rule
 class ContribToTfSlim(TapeshiftCodemod):
     DESCRIPTION = DESCRIPTION
@@ -155,10 +165,7 @@ class ContribToTfSlim(TapeshiftCodemod):
     # -- xavier_initializer(): TensorFlow's glorot_uniform_initializer ---------
     def visit_Call(self, node: cst.Call) -> None:
         if converts(node, self.tf_api_name):  # the contrib-summary rule's: tf.summary
-            root = node.func
-            while isinstance(root, cst.Attribute):
-                self._summary_parts.add(root)
-                root = root.value
+            self._summary_parts.update(_attribute_chain(node.func)[0])
             return
         api = self.tf_api_name(node.func)
         if api not in _XAVIER or not isinstance(node.func, cst.Attribute):
@@ -178,10 +185,8 @@ class ContribToTfSlim(TapeshiftCodemod):
                     whitespace_after=cst.SimpleWhitespace(""))))
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        root = node.func
-        while isinstance(root, cst.Attribute):
-            self._xavier_parts.add(root)
-            root = root.value
+        parts, root = _attribute_chain(node.func)
+        self._xavier_parts.update(parts)
         self._xavier[node] = node.with_changes(
             func=cst.parse_expression(f"{code_of(root)}.glorot_uniform_initializer"), args=args)
 

@@ -39,7 +39,7 @@ import libcst as cst
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
-from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 
 TS133 = CodeInfo(
@@ -172,7 +172,7 @@ class ContribSummaryToTF2(TapeshiftCodemod):
         else:
             args = self._arguments(bound, renamed, _TF2_ORDER.get(target, ()))
             if stepped and "step" not in bound:
-                args.append(_keyword("step", cst.parse_expression(self._v1 + _GLOBAL_STEP)))
+                args.append(keyword_arg("step", cst.parse_expression(self._v1 + _GLOBAL_STEP)))
         self._converted.append(original_node)
         self.record_change(original_node, f"tf.contrib.summary.{short} -> tf.summary.{target}"
                            + (" at the global step" if stepped and "step" not in bound else ""))
@@ -191,7 +191,7 @@ class ContribSummaryToTF2(TapeshiftCodemod):
                 out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
                 continue
             positional = False
-            out.append(_keyword(new, arg.value))
+            out.append(keyword_arg(new, arg.value))
         return out
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
@@ -210,11 +210,6 @@ def _operand(expr: cst.BaseExpression) -> str:
     text = code_of(expr)
     simple = (cst.Name, cst.Integer, cst.Attribute, cst.Call, cst.Subscript)
     return text if isinstance(expr, simple) or expr.lpar else f"({text})"
-
-
-def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(
-        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
 
 
 def _commas(args: List[cst.Arg]) -> List[cst.Arg]:

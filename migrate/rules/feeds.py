@@ -523,10 +523,14 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
     def _of_values_only(self, fetch: cst.BaseExpression) -> bool:
         """A fetch built in the run from no graph value (``tf.argmax(a, 1)`` of a NumPy
         ``a`` sess.run returned): eager code computes it where the line runs."""
-        if not isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)):
-            return False
+        return isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)) \
+            and not self._graph_reads(fetch)
+
+    def _graph_reads(self, fetch: cst.BaseExpression) -> List[str]:
+        """The graph values (placeholders, variables, graph code) ``fetch`` reads, in order."""
         graph = self._names_of_graph() | set(self._placeholders) | self._var_names
-        return not any(ref in graph for _, ref in loaded_refs(fetch, self.BASE))
+        return list(dict.fromkeys(ref for _, ref in loaded_refs(fetch, self.BASE)
+                                  if ref in graph))
 
     def _computed_fetch(self, fetch: cst.BaseExpression, call: cst.Call) -> Optional[List[str]]:
         """``sess.run(tf.reduce_sum(tf.pow(pred - Y, 2)) / n, feed)``: an expression of
@@ -537,8 +541,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         if not isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation,
                                   cst.Subscript, cst.Attribute)):
             return None
-        graph = self._names_of_graph() | set(self._placeholders) | self._var_names
-        read = [ref for _, ref in loaded_refs(fetch, self.BASE) if ref in graph]
+        read = self._graph_reads(fetch)
         if not read:
             return None
         random = any(isinstance(n, cst.Call)
@@ -547,7 +550,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         if random or self._changes_state(fetch) or self._makes_variable(fetch):
             self._bail(TS107.code, call, f"the fetch `{code_of(fetch)}` builds a "
                        "variable, a random op or an update: not converted")
-        return list(dict.fromkeys(read))
+        return read
 
 
 class _NewBodies(cst.CSTTransformer):

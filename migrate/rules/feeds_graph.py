@@ -12,6 +12,7 @@ from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, trainable_fl
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, block_info, names_of
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
+from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS
 from tapeshift.migrate.rules.contrib_slim import is_slim_call, slim_calls_only_in
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
@@ -38,6 +39,7 @@ TRAINABLE_LISTS = frozenset({"trainable_variables"})
 GLOBAL_STEPS = frozenset({"train.get_or_create_global_step", "train.create_global_step"})
 # the analysis walk's per-node test (memoized isinstance: node classes are ABCs)
 _is_call = instance_test(cst.Call)
+_defines_function = instance_test((cst.Lambda, cst.FunctionDef))
 
 
 class FedGraph:
@@ -259,23 +261,8 @@ class FedGraph:
         variables are sorted out first). A draw in a lambda or a nested function
         (``ds.map(lambda v: v + tf.random_normal([2]))``) runs where the function is
         called, not once per statement."""
-        found = False
-
-        def walk(n: cst.CSTNode) -> None:
-            nonlocal found
-            if found or isinstance(n, (cst.Lambda, cst.FunctionDef)):
-                return
-            if _is_call(n) and self.tf_api_name(n.func) in RANDOM:
-                found = True
-                return
-            for child in children(n):
-                walk(child)
-
-        try:
-            walk(node)
-        finally:
-            release(walk)
-        return found
+        return any(_is_call(n) and self.tf_api_name(n.func) in RANDOM
+                   for n, _ in in_order(node, _defines_function))
 
     def _assignment(self, node: cst.CSTNode):
         """(value, single target name) of ``name = value``; (value, None) for

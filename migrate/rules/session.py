@@ -26,6 +26,7 @@ import libcst as cst
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import loop_body_ids
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.removal import CarriesLeadingLines, merged_lines
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
@@ -446,9 +447,7 @@ class SessionToEager(CarriesLeadingLines, KindMixin, TapeshiftCodemod):
     def _in_loop(self, node: cst.CSTNode) -> bool:
         """``node`` sits in the body of a ``for`` or ``while`` loop of this module."""
         if self._looped is None:
-            self._looped = {id(n) for loop in nodes(self._module)
-                            if isinstance(loop, (cst.For, cst.While))
-                            for n in nodes(loop.body)}
+            self._looped = loop_body_ids(self._module)
         return id(node) in self._looped
 
     def _inline_update(self, call: cst.Call, method: str, stack, sessions: Set[str]) -> bool:

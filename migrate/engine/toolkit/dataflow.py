@@ -235,6 +235,13 @@ def forward_dependents(stmts: Sequence[Stmt], sources: Dict[str, int],
 MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 
 
+def loop_body_ids(root: cst.CSTNode) -> Set[int]:
+    """The ids of the nodes in the bodies of the ``for`` and ``while`` loops under ``root``:
+    code that may run more than once."""
+    return {id(n) for loop in nodes(root) if isinstance(loop, (cst.For, cst.While))
+            for n in nodes(loop.body)}
+
+
 def mutated_names(node: cst.CSTNode) -> Set[str]:
     """Names whose object a statement changes in place: ``grads.append(g)``, ``d[k] = v``."""
     out: Set[str] = set()
