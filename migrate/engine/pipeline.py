@@ -305,11 +305,12 @@ def _compat(tree: _Tree, source: str, path: str, reasons: List[Finding],
             findings += f
             changes += c
         # "compat-post" reads the fallback's output: its lines are mapped back to the file's
-        fallback = tree
+        # from each rule's input (an import an earlier rule added moves the lines below it)
         for rule in registry.phase("compat-post"):
+            rule_input = tree
             tree, f, c = runner.run(rule, tree)
             if f or c:
-                lines = LineMap(source, fallback.code)  # report lines of the file as written
+                lines = LineMap(source, rule_input.code)  # report lines of the file as written
                 before_findings += lines.remap(f)
                 changes += lines.remap(c)
         output = tree.code
