@@ -45,8 +45,9 @@ CONTRIB_REPLACEMENTS = {
     "opt": "tf.keras.optimizers or tf.compat.v1.train (tensorflow_addons.optimizers is unmaintained)",
     "predictor": "tf.saved_model.load",
     "quantize": "the tensorflow_model_optimization package",
-    "rnn": ("tf.compat.v1.nn.rnn_cell (LSTMCell, GRUCell, MultiRNNCell, DropoutWrapper) "
-            "or tf.keras.layers.RNN/LSTM/GRU"),
+    "rnn": ("tf.keras.layers.RNN with its LSTMCell/GRUCell, or LSTM/GRU (tapeshift moves "
+            "tf.contrib.rnn's core cells and static_rnn to tf-keras' legacy rnn_cell and "
+            "tf.nn in compat form)"),
     "saved_model": "tf.saved_model",
     "seq2seq": "tensorflow_addons.seq2seq (unmaintained) or Keras layers",
     "signal": "tf.signal",

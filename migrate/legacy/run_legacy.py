@@ -15,7 +15,10 @@ child, the machinery in this module:
 * resolves ``tf.layers`` (also spelled ``tf.compat.v1.layers``, ``from
   tensorflow.layers import dense``, ``import tensorflow.compat.v1 as tf``) to
   tf-keras' legacy layers when the installed Keras is 3, where
-  ``tf.compat.v1.layers`` is gone (:func:`legacy_layers`);
+  ``tf.compat.v1.layers`` is gone (:func:`legacy_layers`), and
+  ``tf.nn.rnn_cell`` to tf-keras' legacy RNN cells likewise
+  (:func:`legacy_rnn_cell`); ``tf.contrib.rnn`` is those cells plus
+  ``tf.nn.static_rnn`` and its two siblings, which TF 1.x re-exported there;
 * runs the script as ``__main__`` with its own ``sys.argv`` and exit code.
 
 This module imports nothing heavy at module level: the child imports
@@ -47,15 +50,21 @@ from typing import Callable, Iterable, Sequence
 
 from tapeshift.migrate.engine.exit_codes import ExitCode, standalone_main
 from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
+from tapeshift.migrate.rules.rnn_cells_table import (
+    CONTRIB_RNN_FUNCTIONS, RNN_CELLS, TF_KERAS_LEGACY_RNN_CELL)
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 
 HELP = ("run an unmodified TF1 script on TensorFlow 2 (tf -> tf.compat.v1, tf.contrib.slim -> "
-        "tf_slim, tf.layers -> tf-keras on Keras 3)")
+        "tf_slim, tf.layers and RNN cells -> tf-keras on Keras 3)")
+
+#: the tf.contrib modules run-legacy provides: tf-slim's, and rnn (tf-keras' cells, tf.nn's)
+CONTRIB_PROVIDED = (*CONTRIB_TF_SLIM, "rnn")
 
 
-def contrib_message(name: str) -> str:
-    """The error message for ``tf.contrib.<name>`` (one that tf_slim does not provide)."""
-    full = f"tf.contrib.{name}"
+def contrib_message(name: str, full: str | None = None) -> str:
+    """The error message for ``tf.contrib.<name>`` (one that tf_slim does not provide),
+    or for ``full``, a name in that module."""
+    full = full or f"tf.contrib.{name}"
     replacement = CONTRIB_REPLACEMENTS.get(name)
     if replacement is None:
         advice = "tapeshift knows no maintained replacement for it"
@@ -66,15 +75,16 @@ def contrib_message(name: str) -> str:
     provided = ", ".join(f"tf.contrib.{n}" for n in CONTRIB_TF_SLIM)
     return (
         f"{full} does not exist in TensorFlow 2 (tf.contrib was removed): {advice}. "
-        f"run-legacy provides only {provided} (from tf_slim)."
+        f"run-legacy provides only {provided} (from tf_slim) and tf.contrib.rnn's core cells "
+        f"and static_rnn functions."
     )
 
 
 class _ContribRemoved:
     """Mixin carrying which ``tf.contrib`` module was asked for."""
 
-    def __init__(self, name: str):
-        super().__init__(contrib_message(name))
+    def __init__(self, name: str, full: str | None = None):
+        super().__init__(contrib_message(name, full))
         self.module = f"tf.contrib.{name}"
         self.replacement = CONTRIB_REPLACEMENTS.get(name)
 
@@ -112,44 +122,103 @@ class LegacyContrib(types.ModuleType):
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
+        if name == "rnn":
+            value = self.__dict__["rnn"] = LegacyContribRnn()
+            return value
         target = CONTRIB_TF_SLIM.get(name)
         if target is None:
             raise ContribAttributeError(name)
         return _import_slim(target, name)
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(CONTRIB_TF_SLIM))
+        return sorted(set(super().__dir__()) | set(CONTRIB_PROVIDED))
 
 
 class LegacyLayersError(ModuleNotFoundError):
-    """``tf.layers`` on Keras 3 without the tf-keras package."""
+    """``tf.layers`` (or ``tf.nn.rnn_cell``) on Keras 3 without the tf-keras package."""
 
 
-def legacy_layers(v1: types.ModuleType) -> types.ModuleType:
-    """What the legacy script sees as ``tf.layers``: TensorFlow's own
-    ``tf.compat.v1.layers`` where it works (Keras 2, or ``TF_USE_LEGACY_KERAS``
-    set), else the module TensorFlow routes it to with tf-keras, the same layers.
-    """
-    native = getattr(v1, "layers", None)  # TensorFlow's lazy loader
+def _from_tf_keras(native: types.ModuleType | None, probe: str, target: str, label: str,
+                   v1: types.ModuleType) -> types.ModuleType:
+    """TensorFlow's own lazily loaded Keras module ``native`` where it works (Keras 2,
+    or ``TF_USE_LEGACY_KERAS`` set), else ``target``, the module TensorFlow routes it
+    to with tf-keras: the same classes. ``probe`` is a name ``native`` must give."""
     if native is not None:
         try:
-            getattr(native, "Layer")  # with Keras 3: "`Layer` is not available with Keras 3."
+            getattr(native, probe)  # with Keras 3: "`Layer` is not available with Keras 3."
             return native
         except (AttributeError, ImportError) as exc:
             reason = str(exc)
     else:
-        reason = "tf.compat.v1 has no layers"
+        reason = f"tf.compat.v1 has no {label[3:]}"
     try:
-        return importlib.import_module(TF_KERAS_LEGACY_LAYERS)
+        return importlib.import_module(target)
     except ModuleNotFoundError as exc:
-        if exc.name is None or not TF_KERAS_LEGACY_LAYERS.startswith(exc.name):
+        if exc.name is None or not target.startswith(exc.name):
             raise
         version = ".".join(str(getattr(v1, "__version__", "")).split(".")[:2])
         raise LegacyLayersError(
-            f"tf.layers needs the tf-keras package, which is not installed: with Keras 3, "
-            f"TensorFlow's tf.compat.v1.layers is gone ({reason}). "
+            f"{label} needs the tf-keras package, which is not installed: with Keras 3, "
+            f"TensorFlow's tf.compat.v1.{label[3:]} is gone ({reason}). "
             f"pip install tf-keras{'~=' + version + '.0' if version else ''} "
             "(or pip install 'tapeshift[tf]')", name="tf_keras") from None
+
+
+def legacy_layers(v1: types.ModuleType) -> types.ModuleType:
+    """What the legacy script sees as ``tf.layers``: TensorFlow's own
+    ``tf.compat.v1.layers`` where it works, else tf-keras' legacy layers."""
+    return _from_tf_keras(getattr(v1, "layers", None), "Layer", TF_KERAS_LEGACY_LAYERS,
+                          "tf.layers", v1)
+
+
+def legacy_rnn_cell(v1: types.ModuleType) -> types.ModuleType:
+    """What the legacy script sees as ``tf.nn.rnn_cell``: TensorFlow's own where it
+    works, else tf-keras' legacy RNN cells."""
+    return _from_tf_keras(getattr(v1.nn, "rnn_cell", None), "RNNCell",
+                          TF_KERAS_LEGACY_RNN_CELL, "tf.nn.rnn_cell", v1)
+
+
+class LegacyNN(types.ModuleType):
+    """What the legacy script sees as ``tf.nn``: ``tf.compat.v1.nn`` with ``rnn_cell``
+    that works on Keras 3."""
+
+    def __init__(self, v1: types.ModuleType) -> None:
+        super().__init__("tensorflow.nn", v1.nn.__doc__)
+        self.__dict__["_v1"] = v1
+
+    def __getattr__(self, name: str):
+        v1 = self.__dict__["_v1"]
+        if name == "rnn_cell":
+            value = self.__dict__["rnn_cell"] = legacy_rnn_cell(v1)
+            return value
+        return getattr(v1.nn, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_v1"].nn)) | {"rnn_cell"})
+
+
+class LegacyContribRnn(types.ModuleType):
+    """What the legacy script sees as ``tf.contrib.rnn``: TF 1.x's core cells (from
+    :func:`legacy_rnn_cell`) and ``static_rnn``, ``static_bidirectional_rnn``,
+    ``static_state_saving_rnn`` (``tf.compat.v1.nn``'s), which it re-exported."""
+
+    def __init__(self) -> None:
+        super().__init__("tensorflow.contrib.rnn", "tf.contrib.rnn's core cells and functions, "
+                         "provided by tapeshift run-legacy")
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        import tensorflow.compat.v1 as v1
+
+        if name in RNN_CELLS:
+            return getattr(legacy_rnn_cell(v1), name)
+        if name in CONTRIB_RNN_FUNCTIONS:
+            return getattr(v1.nn, name)
+        raise ContribAttributeError("rnn", f"tf.contrib.rnn.{name}")
+
+    def __dir__(self) -> list[str]:
+        return sorted(RNN_CELLS | CONTRIB_RNN_FUNCTIONS)
 
 
 class LegacyCompat(types.ModuleType):
@@ -182,6 +251,9 @@ class LegacyTensorFlow(types.ModuleType):
             return [n for n in dir(v1) if not n.startswith("_")]
         if name == "layers":
             value = self.__dict__["layers"] = legacy_layers(v1)
+            return value
+        if name == "nn":
+            value = self.__dict__["nn"] = LegacyNN(v1)
             return value
         if name == "compat" and hasattr(v1, "compat"):
             value = self.__dict__["compat"] = LegacyCompat(self, v1.compat)
@@ -320,11 +392,15 @@ class LegacyImports:
         if len(parts) == 2:  # tensorflow.contrib
             if fromlist:
                 for item in fromlist:
-                    if item != "*" and item not in CONTRIB_TF_SLIM and not item.startswith("_"):
+                    if item != "*" and item not in CONTRIB_PROVIDED and not item.startswith("_"):
                         raise ContribModuleError(item)
                 return tf.contrib
             return tf
         sub = parts[2]
+        if sub == "rnn":  # tensorflow.contrib.rnn: cells and functions, no submodules
+            if len(parts) > 3:
+                raise ContribModuleError("rnn", name)
+            return tf.contrib.rnn if fromlist else tf
         target = CONTRIB_TF_SLIM.get(sub)
         if target is None:
             raise ContribModuleError(sub)
@@ -490,10 +566,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "The script runs unmodified: `import tensorflow as tf` gives tensorflow.compat.v1 with\n"
         "TF2 behaviour disabled; tf.contrib.slim, tf.contrib.layers and tf.contrib.framework\n"
-        "come from tf_slim; any other tf.contrib module raises an error naming its\n"
-        "replacement. With Keras 3, tf.layers (tf.compat.v1.layers) comes from tf-keras'\n"
-        "legacy layers, the module TF_USE_LEGACY_KERAS=1 would give (tf.keras is left as\n"
-        "installed). Only imports made by the script and modules under its directory (and\n"
+        "come from tf_slim, tf.contrib.rnn's core cells from tf-keras; any other tf.contrib\n"
+        "module raises an error naming its replacement. With Keras 3, tf.layers\n"
+        "(tf.compat.v1.layers) and tf.nn.rnn_cell come from tf-keras' legacy modules, those\n"
+        "TF_USE_LEGACY_KERAS=1 would give (tf.keras is left as installed). Only imports made by the script and modules under its directory (and\n"
         "any --user-path) are redirected. Arguments, stdout, stderr and the exit code pass\n"
         "through; options for tapeshift go before SCRIPT."
     )
@@ -530,5 +606,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "CONTRIB_REPLACEMENTS", "CONTRIB_TF_SLIM", "ContribAttributeError", "ContribModuleError",
     "LegacyCompat", "LegacyImports", "LegacyLayersError", "LegacyTensorFlow", "contrib_message",
-    "enable_legacy_behavior", "execute_script", "legacy_layers", "run_legacy", "runner_command",
+    "enable_legacy_behavior", "execute_script", "legacy_layers", "legacy_rnn_cell", "run_legacy",
+    "runner_command",
 ]

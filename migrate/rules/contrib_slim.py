@@ -30,6 +30,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import visit
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from tapeshift.migrate.rules.contrib_summary import converts
+from tapeshift.migrate.rules import rnn_cells
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 
@@ -45,9 +46,9 @@ TS117 = CodeInfo(
          "move to `tf_slim`), or a slim/layers/framework name tf-slim does not export.",
     why="`tf.contrib` is gone in TF2, `tensorflow.compat.v1` included: the line "
         "fails on import or on first use whatever mode the file is in.",
-    example="cell = tf.contrib.rnn.LSTMCell(64)",
-    use_instead="cell = tf.compat.v1.nn.rnn_cell.LSTMCell(64)   (the message names the "
-                "maintained replacement for each contrib module)",
+    example="cell = tf.contrib.rnn.LayerNormBasicLSTMCell(64)",
+    use_instead="cell = tf.keras.layers.LSTMCell(64) with tf.keras.layers.LayerNormalization "
+                "(the message names the maintained replacement for each contrib module)",
     fix_safety="No automatic fix: the replacements differ in API. The file is migrated "
                "in compat mode and this line still needs a hand edit.",
 )
@@ -135,6 +136,7 @@ class ContribToTfSlim(TapeshiftCodemod):
         self._xavier: dict = {}  # xavier_initializer call -> its glorot_uniform_initializer
         self._xavier_parts: set = set()  # the attributes that spell those calls' functions
         self._summary_parts: set = set()  # ... and those of tf.contrib.summary calls converted
+        self._rnn_parts: set = set()  # ... and of tf.contrib.rnn names the rnn-cells rule converts
 
     # -- `slim = tf.contrib.slim` becomes `import tf_slim as slim` ------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -161,6 +163,12 @@ class ContribToTfSlim(TapeshiftCodemod):
         self.record_change(original_node, f"{bound} = tf.contrib... -> import {module} as {bound}")
         return updated_node.with_changes(body=[cst.Import(names=[cst.ImportAlias(
             name=cst.parse_expression(module), asname=cst.AsName(name=cst.Name(bound)))])])
+
+    # -- tf.contrib.rnn.BasicLSTMCell: the RNN rules' (model code in tape form, rnn-cells
+    # in compat form), which convert it or report why not
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node not in self._rnn_parts and rnn_cells.converts(node, self.tf_api_name):
+            self._rnn_parts.update(_attribute_chain(node)[0])
 
     # -- xavier_initializer(): TensorFlow's glorot_uniform_initializer ---------
     def visit_Call(self, node: cst.Call) -> None:
@@ -203,8 +211,9 @@ class ContribToTfSlim(TapeshiftCodemod):
         api = self.tf_api_name(original_node)
         if api is None or not api.startswith("contrib.") or self._is_import_value(original_node):
             return updated_node
-        if original_node in self._xavier_parts or original_node in self._summary_parts:
-            return updated_node  # the call becomes glorot_uniform_initializer, or tf.summary's
+        if original_node in self._xavier_parts or original_node in self._summary_parts \
+                or original_node in self._rnn_parts:
+            return updated_node  # glorot_uniform_initializer, tf.summary's, tf-keras' rnn_cell
         parts = api.split(".")
         target = slim_target(api)
         if target is None:

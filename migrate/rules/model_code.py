@@ -85,6 +85,8 @@ from tapeshift.migrate.rules.model_code_classes import (
     ClassContext, FunctionContext, LocalRenamer, inline_call, inlined_body,
     method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
+from tapeshift.migrate.rules.model_code_rnn import RNN_APIS, RNN_WORDS, rnn_api
+from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
 from tapeshift.migrate.rules.model_code_functions import FunctionBodies
 from tapeshift.migrate.rules.model_code_scopes import ScopeBlocks
 
@@ -118,7 +120,9 @@ TS126 = CodeInfo(
     severity=Severity.INFO,
     summary="tf.layers became tf-keras (Keras 2) layer objects; the file needs the tf-keras package",
     what="Reports a tape-form file whose `tf.layers.*` calls became `tf_keras.layers.*` "
-         "objects created once and called where the functions were.",
+         "objects created once and called where the functions were, or whose RNN cells "
+         "(`tf.nn.rnn_cell`, `tf.contrib.rnn`) became tf-keras' legacy cells, made once and "
+         "run by `tf.compat.v1.nn.dynamic_rnn` / `static_rnn` in the step functions.",
     why="`tf.layers` is made of Keras 2 layers (tf-keras since TensorFlow 2.16): the same "
         "computation and initialisers, `tf.Variable` weights the v1 optimizers accept, and "
         "layer names that carry TF1 scopes. Keras 3 (`tf.keras` on TensorFlow >= 2.16) "
@@ -151,7 +155,10 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
     ORDER = 25
     CODES = (TS125, TS126)
     SCREEN_NAMES = frozenset({"variable_scope", "get_variable", "layers", "get_collection",
-                              "trainable_variables", "global_variables", "name_scope", "Saver"})
+                              "trainable_variables", "global_variables", "name_scope", "Saver",
+                              *RNN_WORDS})
+    #: TF1's RNN cells and functions: converted at module level, else reported (TS125)
+    HANDLES = RNN_APIS
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -159,6 +166,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._changed = False
         self._keras = False
         self._first_layer: Optional[cst.Call] = None
+        self._first_cell: Optional[cst.Call] = None  # the first RNN cell made
         self._slots: Optional[cst.Call] = None  # the first optimizer step seen
         #: the optimizer steps seen in this graph: (call, the optimizer's API name or None)
         self._optimizer_steps: List[tuple] = []
@@ -173,13 +181,17 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._env: Dict[str, cst.BaseExpression] = {}
         self._pending_rename: Optional[tuple] = None  # (local, attribute) after this statement
         self._collection_lists: Set[str] = set()  # names read by collections=... only
+        self._cells: Dict[str, str] = {}  # module names bound to an RNN cell -> its class
+        self._rnn_cells = False  # a cell class was rewritten (tf-keras' module imported)
+        self._rnn_cell_alias: Optional[str] = None
 
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
         self._alias = tf_module_alias(node)
         if self._alias is None:
             return False
-        if not {n.value for n in nodes_of(node, cst.Name)} & self.SCREEN_NAMES:
+        spelled = {n.value for n in nodes_of(node, cst.Name)}
+        if not spelled & self.SCREEN_NAMES:
             # no variable store in use (plain tf.Variable only): nothing to replay; the
             # rule acts where its screen lets it run, in reference mode as in the pipeline
             return False
@@ -216,16 +228,22 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._global_steps = [n for n in nodes_of(node, cst.Call) if (
             self.tf_api_name(n.func) or "") in GLOBAL_STEP_APIS]
         try:
+            if spelled & RNN_WORDS:
+                self._rnn_names_called(node)
             body = self._drop_unused_lists(self._block(list(node.body)))
         except _NotStatic:
             return False
         if self._changed:
             self._new_body = body
             self.shared[MODEL_CODE] = self._facts
-            if self._first_layer is not None:
-                count = len(self._facts.layers)
-                self.report(TS126.code, self._first_layer, f"tf.layers -> {count} tf-keras layer "
-                            f"object{'s' * (count != 1)} created once, variables named as in TF1; "
+            first = self._first_layer or self._first_cell
+            if first is not None:
+                count = sum(not e.info.get("cell") for e in self._facts.layers.values())
+                made = [f"tf.layers -> {count} tf-keras layer object{'s' * (count != 1)} "
+                        "created once"] if count else []
+                if self._cells:
+                    made.append(f"RNN cells -> tf-keras' legacy cells, {len(self._cells)} made once")
+                self.report(TS126.code, first, f"{', '.join(made)}, variables named as in TF1; "
                             "the file needs tf-keras (pip install tf-keras)")
         return False
 
@@ -234,7 +252,21 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             return updated_node
         if self._keras:
             AddImportsVisitor.add_needed_import(self.context, "tf_keras")
+        if self._rnn_cells:
+            AddImportsVisitor.add_needed_import(self.context, TF_KERAS_LEGACY_RNN_CELL,
+                                                asname=self.rnn_cell_alias())
         return updated_node.with_changes(body=self._new_body)
+
+    def _rnn_names_called(self, module: cst.Module) -> None:
+        """Every TF1 RNN name is called (a cell class, an RNN): what the rule converts,
+        or reports where it meets the call; a name used otherwise is reported here."""
+        funcs = {id(n.func) for n in nodes_of(module, cst.Call)}
+        attributes = list(nodes_of(module, cst.Attribute))
+        inner = {id(a.value) for a in attributes}
+        for a in attributes:
+            if id(a) not in inner and id(a) not in funcs \
+                    and rnn_api(self.tf_api_name(a)) is not None:
+                self._fail(a, f"`{code_of(a)}` used other than called is not converted")
 
     def _fail(self, node: cst.CSTNode, message: str) -> None:
         self.report(TS125.code, node, message)
@@ -396,7 +428,16 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             return api
         if api.startswith("layers."):
             return api
+        if rnn_api(api) is not None:
+            return api
         return None
+
+    def rnn_cell_alias(self) -> str:
+        """The module name tf-keras' legacy RNN cells are imported as (``tf_rnn_cell``)."""
+        if self._rnn_cell_alias is None:
+            self._rnn_cell_alias = fresh_name("tf_rnn_cell", self._taken)
+            self._taken.add(self._rnn_cell_alias)
+        return self._rnn_cell_alias
 
     # -- one statement ------------------------------------------------------
     def _statement(self, stmt: cst.SimpleStatementLine) -> List[cst.BaseStatement]:

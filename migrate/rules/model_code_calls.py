@@ -16,6 +16,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
+from tapeshift.migrate.rules import model_code_rnn
 
 #: ``tf.get_variable``'s parameters, in order
 GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable",
@@ -72,11 +73,19 @@ class CallRewriter(cst.CSTTransformer):
         self._top: Optional[cst.Call] = None
         #: global collections that are a Saver's var_list (its semantics: slots left out)
         self._saver_lists: Set[int] = set()
+        self._cell_calls: List[cst.Call] = []  # the RNN cell constructors being visited
+        self.cells: Set[int] = set()  # (their ids, once rewritten)
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
+    def cell_argument(self, call: cst.Call) -> bool:
+        """``call`` is in the arguments of another cell's constructor (``MultiRNNCell([...])``)."""
+        return any(c is not call for c in self._cell_calls)
+
     def visit_Call(self, node: cst.Call) -> bool:
+        if (model_code_rnn.rnn_api(self.rule._model_api(node)) or "").startswith("cell."):
+            self._cell_calls.append(node)
         if self.rule._model_api(node) == "train.Saver":
             # Saver(tf.global_variables()) is Saver(): the optimizer's slots are left out
             given = bind(node, SAVER).get("var_list")
@@ -98,6 +107,11 @@ class CallRewriter(cst.CSTTransformer):
             return updated_node
         top = original_node is self._top and self.target is not None
         self.changed = True
+        if self._cell_calls and self._cell_calls[-1] is original_node:
+            self._cell_calls.pop()
+        kind = model_code_rnn.rnn_api(api)
+        if kind is not None:
+            return model_code_rnn.rewrite(self, kind, original_node, updated_node, top)
         try:
             if api == "get_variable":
                 return self._get_variable(original_node, updated_node, top)

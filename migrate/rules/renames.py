@@ -368,7 +368,10 @@ KEPT_V1 = frozenset({"summary.scalar", "summary.histogram", "summary.image", "su
                      "summary.text", "summary.tensor_summary",
                      # runs eagerly given its var_list (TF2 has no name-based Saver), which
                      # the savers rule writes out (tapeshift.migrate.rules.savers)
-                     "train.Saver"})
+                     "train.Saver",
+                     # run eagerly over tf-keras' legacy cells, which make their variables
+                     # once, at the first call (tapeshift.migrate.rules.model_code_rnn)
+                     "nn.dynamic_rnn", "nn.static_rnn"})
 
 
 def eager_compat(qualified: str) -> bool:

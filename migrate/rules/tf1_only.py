@@ -264,11 +264,9 @@ TRULY_TF1_ONLY = {
     "v1 metrics (local variables and an update op run when fetched)": ("metrics.*",),
     "TF1-only modules with no TF2 module of that name": (
         "layers", "distributions", "gfile", "app", "flags", "logging", "manip", "spectral",
-        "resource_loader", "user_ops", "mixed_precision", "profiler.*", "lite.*", "test.*",
-        "nn.rnn_cell"),
-    "graph-mode RNNs and layer helpers (tf.keras.layers.RNN / Dense in TF2)": (
-        "nn.dynamic_rnn", "nn.bidirectional_dynamic_rnn", "nn.static_rnn",
-        "nn.static_bidirectional_rnn", "nn.static_state_saving_rnn", "nn.raw_rnn",
+        "resource_loader", "user_ops", "mixed_precision", "profiler.*", "lite.*", "test.*"),
+    "graph-mode layer helpers (tf.keras.layers.Dense in TF2; the model-code rule converts "
+    "or reports RNN cells and RNNs)": (
         "nn.relu_layer", "nn.xw_plus_b", "feature_column.input_layer",
         "feature_column.linear_model", "feature_column.shared_embedding_columns"),
     "random ops whose TF2 name is the same function but whose eager stream differs "

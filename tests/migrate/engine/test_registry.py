@@ -75,7 +75,7 @@ def test_the_order_of_the_rules_is_declared_by_the_rules():
         "check-after": ["TF1OnlyNamesLeft"],
         "compat-pre": ["ContribToTfSlim"],
         "compat": ["CompatFallback"],
-        "compat-post": ["LayersToTfKeras", "ContribSummaryToTF2"],
+        "compat-post": ["LayersToTfKeras", "RnnCellsToTfKeras", "ContribSummaryToTF2"],
     }
     assert registry.option_names() == ("tf_function", "keras_optimizers")
 
@@ -158,4 +158,4 @@ def test_every_registered_rule_declares_a_phase_and_codes_it_owns():
         "contrib", "custom_gradients", "feeds", "session", "gradients", "renames",
         "keras-optimizers", "imports", "tf1-only", "tf1-only-left", "compat", "layers",
         "model-code", "class-feeds", "summaries", "default-graph", "savers", "towers",
-        "towers-strategy", "gradient-targets", "contrib-summary"}
+        "towers-strategy", "gradient-targets", "contrib-summary", "rnn-cells"}

@@ -71,7 +71,9 @@ def test_execute_script_exit_codes_argv_and_traceback(tmp_path, isolated_main, c
 def test_contrib_messages_name_the_module_and_replacement():
     msg = contrib_message("rnn")
     assert msg.startswith("tf.contrib.rnn does not exist in TensorFlow 2")
-    assert "tf.compat.v1.nn.rnn_cell" in msg
+    assert "tf.keras.layers.RNN" in msg and "tf.contrib.rnn's core cells" in msg
+    msg = contrib_message("rnn", "tf.contrib.rnn.LayerNormBasicLSTMCell")
+    assert msg.startswith("tf.contrib.rnn.LayerNormBasicLSTMCell does not exist")
     assert "tensorflow_probability" in contrib_message("distributions")
     assert "knows no maintained replacement" in contrib_message("not_a_real_module")
     err = ContribModuleError("seq2seq")
@@ -134,8 +136,17 @@ def test_imports_are_redirected_only_for_user_code(tmp_path):
     assert user_mod_a.tf.contrib.slim is user_mod_a.slim2 is user_mod_a.slim3 is tf_slim
     assert user_mod_a.layers is sys.modules["tf_slim.layers"]
     assert sys.modules["tensorflow"] is real_tf
-    with pytest.raises(AttributeError, match=r"tf\.contrib\.rnn .*rnn_cell"):
-        _ = user_mod_a.tf.contrib.rnn
+    # tf.contrib.rnn: TF 1.x's core cells (tf-keras' on Keras 3) and tf.nn's static_rnn
+    cells = run_legacy.legacy_rnn_cell(real_tf.compat.v1)
+    assert user_mod_a.tf.nn.rnn_cell is cells
+    assert user_mod_a.tf.contrib.rnn.BasicLSTMCell is cells.BasicLSTMCell
+    assert user_mod_a.tf.contrib.rnn.static_rnn is real_tf.compat.v1.nn.static_rnn
+    assert user_mod_a.tf.nn.relu is real_tf.compat.v1.nn.relu
+    with pytest.raises(AttributeError, match=r"tf\.contrib\.rnn\.LayerNormBasicLSTMCell does "
+                                             r"not exist .*tf\.keras\.layers\.RNN"):
+        _ = user_mod_a.tf.contrib.rnn.LayerNormBasicLSTMCell
+    with pytest.raises(AttributeError, match=r"tf\.contrib\.seq2seq .*tensorflow_addons"):
+        _ = user_mod_a.tf.contrib.seq2seq
     assert not hasattr(user_mod_a.tf.contrib, "distributions")
 
 
@@ -157,7 +168,11 @@ PROBE = """\
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         print("fc", sess.run(y, {x: [[1.0, 2.0, 3.0]]}))
-    for stmt in ("import tensorflow.contrib.rnn", "from tensorflow.contrib import distributions"):
+    from tensorflow.contrib import rnn
+    import tensorflow.contrib.rnn as rnn2
+    print("rnn", rnn is rnn2 is tf.contrib.rnn, rnn.GRUCell is tf.nn.rnn_cell.GRUCell,
+          rnn.static_rnn is tf.nn.static_rnn)
+    for stmt in ("import tensorflow.contrib.seq2seq", "from tensorflow.contrib import distributions"):
         try:
             exec(stmt)
         except ImportError as exc:
@@ -180,7 +195,8 @@ def test_run_legacy_passes_argv_streams_exit_code_and_resolves_contrib(tmp_path,
     assert "helper True eager False" in out
     assert "real True" in out
     assert "fc [[6. 6.]]" in out
-    assert re.search(r"error tf\.contrib\.rnn does not exist .*tf\.compat\.v1\.nn\.rnn_cell", out)
+    assert "rnn True True True" in out
+    assert re.search(r"error tf\.contrib\.seq2seq does not exist .*tensorflow_addons", out)
     assert re.search(r"error tf\.contrib\.distributions .*tensorflow_probability", out)
     assert "to stderr" in err
 

@@ -78,11 +78,19 @@ class TestContribToTfSlim(CodemodTest):
                                "slim model code stays in graph mode for now"])
 
     def test_other_contrib_modules_are_reported_and_left(self) -> None:
-        code = "import tensorflow as tf\ncell = tf.contrib.rnn.LSTMCell(4)\n"
+        code = "import tensorflow as tf\ncell = tf.contrib.rnn.LayerNormBasicLSTMCell(4)\n"
         self.assertCodemod(code, code, expected_warnings=[
             "TS117 2:8: tf.contrib.rnn is gone in TensorFlow 2 (compat.v1 included); use "
-            "tf.compat.v1.nn.rnn_cell (LSTMCell, GRUCell, MultiRNNCell, DropoutWrapper) or "
-            "tf.keras.layers.RNN/LSTM/GRU"])
+            "tf.keras.layers.RNN with its LSTMCell/GRUCell, or LSTM/GRU (tapeshift moves "
+            "tf.contrib.rnn's core cells and static_rnn to tf-keras' legacy rnn_cell and tf.nn "
+            "in compat form)"])
+
+    def test_contrib_rnn_core_cells_are_left_to_the_rnn_rules(self) -> None:
+        # the model-code rule converts them in tape form (test_model_code_rnn.py), the
+        # rnn-cells rule in compat form (test_rnn_cells.py): neither is gone
+        code = ("import tensorflow as tf\ncell = tf.contrib.rnn.LSTMCell(4)\n"
+                "out = tf.contrib.rnn.static_rnn(cell, xs)\n")
+        self.assertCodemod(code, code, expected_warnings=[])
 
 
 def test_slim_file_migrates_in_compat_mode_with_tf_slim():

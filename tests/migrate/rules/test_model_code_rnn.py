@@ -1,0 +1,177 @@
+"""RNNs in tape form: cells made once at module level, run by the step functions.
+
+A TF1 cell (``tf.nn.rnn_cell.*``, ``tf.contrib.rnn.*``) makes its variables at the
+first RNN over it, under the RNN's scope; tf-keras' legacy cells are those
+classes and do the same eagerly. The model-code rule keeps the cell where the
+program made it (from tf-keras), counts its variables at the RNN's line (the
+default var_list lists ``*cell.trainable_variables``), and gives the RNN the
+TF1 scope of a scope block it dissolves. What it does not read (RNNs in a
+function or a class, cells not bound to a module name, bidirectional RNNs, the
+names used other than called) keeps the file in compat form (TS125), where the
+rnn-cells rule moves the cells to tf-keras (test_rnn_cells.py).
+"""
+
+import functools
+import textwrap
+
+import pytest
+
+from tapeshift.migrate.engine.pipeline import migrate_source
+from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
+
+TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
+
+
+def _src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@functools.cache
+def migrated(source: str):
+    return migrate_source(source, "f.py")
+
+
+def codes(result):
+    return [(f.code, f.line, f.message) for f in result.findings]
+
+
+LSTM = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 5, 3])
+    y = tf.placeholder(tf.float32, [None, 1])
+    cell = tf.contrib.rnn.BasicLSTMCell(8)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    pred = tf.layers.dense(state.h, 1)
+    loss = tf.reduce_mean(tf.square(pred - y))
+    train = tf.train.AdamOptimizer(0.01).minimize(loss)
+
+    X = np.linspace(0, 1, 60, dtype=np.float32).reshape(4, 5, 3)
+    Y = X.sum(axis=(1, 2))[:, None] / 10
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step in range(6):
+            _, l = sess.run([train, loss], feed_dict={x: X, y: Y})
+            print(step, l)
+""")
+
+SCOPED = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 4, 2])
+    y = tf.placeholder(tf.float32, [None, 3])
+    with tf.variable_scope("enc"):
+        stack = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(5),
+                                             tf.nn.rnn_cell.GRUCell(3)])
+        steps, last = tf.contrib.rnn.static_rnn(stack, tf.unstack(x, axis=1), dtype=tf.float32)
+    loss = tf.reduce_mean(tf.square(steps[-1] - y))
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    X = np.linspace(-1, 1, 24, dtype=np.float32).reshape(3, 4, 2)
+    Y = np.ones((3, 3), np.float32) * 0.3
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(4):
+            print(sess.run([train, loss], {x: X, y: Y})[1])
+""")
+
+
+def test_a_module_level_lstm_reaches_tape_form():
+    r = migrated(LSTM)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert f"import {TF_KERAS_LEGACY_RNN_CELL} as tf_rnn_cell\n" in out
+    assert "cell = tf_rnn_cell.BasicLSTMCell(8)\n" in out  # made once, where TF1 made it
+    step = out.split("def run_train_loss(", 1)[1]
+    assert "        outputs, state = tf.compat.v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n" \
+        in step
+    # TF1's var_list: the cell's variables (made at the RNN), then the dense layer's
+    assert "tape.gradient(loss, [*cell.trainable_variables, *pred_layer.trainable_variables])" \
+        in step
+    for gone in ("tf.contrib", "tf.nn.rnn_cell", "tf.Session", "placeholder"):
+        assert gone not in out, gone
+    ts126 = [f for f in r.findings if f.code == "TS126"]
+    assert len(ts126) == 1 and "RNN cells -> tf-keras' legacy cells, 1 made once" in \
+        ts126[0].message and "tf.layers -> 1 tf-keras layer object" in ts126[0].message
+    changes = [c.description for c in r.changes if c.rule == "model-code"]
+    assert "tf.nn.dynamic_rnn: `cell` makes its variables here (rnn/basic_lstm_cell/...), at " \
+        "its first call" in changes
+    assert not migrate_source(out, "f.py").changed  # idempotent
+    compile(out, "f.py", "exec")
+
+
+def test_a_dissolved_scope_is_given_to_the_rnn_and_nested_cells_are_converted():
+    r = migrated(SCOPED)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert "stack = tf_rnn_cell.MultiRNNCell([tf_rnn_cell.GRUCell(5),\n" \
+           "                                     tf_rnn_cell.GRUCell(3)])\n" in out
+    # the names TF1 gave: enc/rnn/multi_rnn_cell/cell_0/gru_cell/...
+    assert "steps, last = tf.compat.v1.nn.static_rnn(stack, tf.unstack(x, axis=1), " \
+           'dtype=tf.float32, scope="enc/rnn")' in out
+    assert "tape.gradient(loss, [*stack.trainable_variables])" in out
+    assert "variable_scope" not in out
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def model(x):\n"
+     "    cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n"
+     "out = model(x)\n",
+     "RNN code in a function or a class is not converted yet"),
+    ("out, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(4), x, dtype=tf.float32)\n",
+     "a cell not bound to a module name of its own is not converted"),
+    ("fw = tf.nn.rnn_cell.GRUCell(4)\nbw = tf.nn.rnn_cell.GRUCell(4)\n"
+     "out, _ = tf.nn.bidirectional_dynamic_rnn(fw, bw, x, dtype=tf.float32)\n",
+     "is not converted (only dynamic_rnn and static_rnn over a cell made at module level are)"),
+    ("rnn = tf.nn.rnn_cell\ncell = rnn.GRUCell(4)\n",
+     "`tf.nn.rnn_cell` used other than called is not converted"),
+    ("cell = tf.nn.rnn_cell.GRUCell(4)\nout, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n"
+     "with tf.variable_scope('eval'):\n"
+     "    again, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n",
+     "in another scope than its first RNN (rnn)"),
+    ("cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope=name)\n",
+     "a scope that is not a string is not converted"),
+    ("first = tf.nn.rnn_cell.GRUCell(4)\nout, _ = tf.nn.dynamic_rnn(first, x, dtype=tf.float32)\n"
+     "second = tf.nn.rnn_cell.GRUCell(4)\n"
+     "again, _ = tf.nn.dynamic_rnn(second, x, dtype=tf.float32)\n",
+     "Layer rnn/gru_cell already exists"),  # TF1's famous error: both cells are gru_cell
+], ids=["in-a-function", "unbound-cell", "bidirectional", "module-reference", "other-scope",
+        "computed-scope", "two-cells-one-scope"])
+def test_what_is_not_read_keeps_compat_form_and_says_why(source, message):
+    program = ("import tensorflow as tf\nx = tf.placeholder(tf.float32, [None, 3, 2])\n"
+               + source)
+    r = migrate_source(program, "f.py")
+    assert r.mode == "compat"
+    ts125 = [f.message for f in r.findings if f.code == "TS125"]
+    assert ts125 and message in ts125[0], codes(r)
+    # compat form: the cells come from tf-keras there (the rnn-cells rule)
+    assert "tf.nn.rnn_cell" not in r.output and "tf_rnn_cell" in r.output
+
+
+def test_the_same_cell_run_again_in_its_scope_keeps_its_variables():
+    source = _src("""
+        import tensorflow as tf
+        x = tf.ones([2, 3, 2])
+        cell = tf.nn.rnn_cell.GRUCell(4)
+        out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        again, _ = tf.nn.dynamic_rnn(cell, 2 * x, dtype=tf.float32)
+        variables = tf.trainable_variables()
+    """)
+    r = migrate_source(source, "f.py")
+    assert "variables = [*cell.trainable_variables]" in r.output, codes(r)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.parametrize("source, prints", [(LSTM, 6), (SCOPED, 4)], ids=["lstm", "scoped"])
+def test_the_migrated_rnns_compute_the_legacy_numbers(tmp_path, source, prints):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    report = verify_sources(source, migrated(source).output, tmp_path / "f.py",
+                            timeout=TIMEOUT, seed=0, align_random=True)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) >= prints, report.to_text()
