@@ -179,7 +179,7 @@ def test_compat_output_runs_and_prints_what_run_legacy_prints(tmp_path):
     legacy = tmp_path / "legacy.py"
     legacy.write_text(program)
     migrated = tmp_path / "migrated.py"
-    r = migrate_source(program, "legacy.py")
+    r = migrate_source(program, "legacy.py", mode="compat")  # (tape form: test_model_code_rnn)
     assert r.mode == "compat" and "tf.contrib" not in r.output
     migrated.write_text(r.output)
     run = [sys.executable, "-m", "tapeshift.migrate", "run-legacy", str(legacy)]
