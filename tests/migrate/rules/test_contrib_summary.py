@@ -1,29 +1,15 @@
 """``tf.contrib.summary`` -> ``tf.summary`` (rules/contrib_summary.py)."""
 
-import functools
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
+from rule_programs import findings as codes, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str, mode: str = "tape"):
-    return migrate_source(source, "f.py", mode=mode)
-
-
-def codes(result):
-    return [(f.code, f.line, f.message) for f in result.findings]
 
 
 WRITER = _src("""

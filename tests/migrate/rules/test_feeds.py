@@ -17,13 +17,11 @@ together, in the background, as soon as a test that needs them is selected,
 and their tests come last.
 """
 
-import functools
 import json
 import os
 import re
 import subprocess
 import sys
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -32,22 +30,9 @@ from libcst.codemod import CodemodTest
 from tapeshift.migrate.rules.feeds import FeedsToFunctions
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.legacy.verify import verify_sources
+from rule_programs import codes, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow subprocess (the machine is shared and slow)
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str):
-    """``migrate_source`` once per text (the text and numbers tests share it)."""
-    return migrate_source(source, "f.py")
-
-
-def codes(result):
-    return [(f.code, f.line) for f in result.findings]
 
 
 def assert_tape(before: str, after: str) -> None:

@@ -9,27 +9,13 @@ bound to a constant in an earlier section and to a placeholder in a later
 one keeps its first binding for the earlier section.
 """
 
-import functools
-import textwrap
 
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
+from rule_programs import codes, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str):
-    return migrate_source(source, "f.py")
-
-
-def codes(result):
-    return [(f.code, f.line) for f in result.findings]
 
 
 SECTIONS = _src("""

@@ -12,27 +12,14 @@ miss: that stays TS103. The text tests pin the output; the ``tf`` tests run
 the TF1 program and the migration and compare every value and print.
 """
 
-import functools
 import textwrap
 
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
+from rule_programs import codes, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str):
-    return migrate_source(source, "f.py")
-
-
-def codes(result):
-    return [(f.code, f.line) for f in result.findings]
 
 
 WHILE_PASS = _src("""

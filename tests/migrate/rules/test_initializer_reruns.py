@@ -10,23 +10,8 @@ A second run that resets nothing (no variable changed, no initial value drawn) i
 still removed.
 """
 
-import functools
-import textwrap
 
-from tapeshift.migrate.engine.pipeline import migrate_source
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str):
-    return migrate_source(source, "f.py")
-
-
-def codes(result):
-    return [(f.code, f.line, f.message) for f in result.findings]
+from rule_programs import findings as codes, migrated, src as _src  # tests/support
 
 
 TRIALS = _src("""

@@ -11,28 +11,14 @@ names used other than called) keeps the file in compat form (TS125), where the
 rnn-cells rule moves the cells to tf-keras (test_rnn_cells.py).
 """
 
-import functools
-import textwrap
 
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
+from rule_programs import findings as codes, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str):
-    return migrate_source(source, "f.py")
-
-
-def codes(result):
-    return [(f.code, f.line, f.message) for f in result.findings]
 
 
 LSTM = _src("""

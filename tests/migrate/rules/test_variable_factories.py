@@ -12,27 +12,13 @@ tf.float32)``, a dtype passed where ``trainable`` goes, is a trainable variable,
 as TF1 took it.
 """
 
-import functools
-import textwrap
 
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
+from rule_programs import findings as codes, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-@functools.cache
-def migrated(source: str):
-    return migrate_source(source, "f.py")
-
-
-def codes(result):
-    return [(f.code, f.line, f.message) for f in result.findings]
 
 
 FACTORY = _src("""

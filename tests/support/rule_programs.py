@@ -1,0 +1,32 @@
+"""What the rule tests share: a program's text, its migration (once per text and
+mode, the text and the numbers tests of a program share it), and its findings.
+
+On ``sys.path`` through setup.cfg's ``pythonpath`` (the tests are imported with
+``--import-mode=importlib``, so ``tests`` itself is no package).
+"""
+
+import functools
+import textwrap
+
+from tapeshift.migrate.engine.pipeline import migrate_source
+
+
+def src(text: str) -> str:
+    """A program written indented in a test module, as a file holds it."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@functools.cache
+def migrated(source: str, mode: str = "tape"):
+    """``migrate_source`` of ``source`` as file ``f.py``."""
+    return migrate_source(source, "f.py", mode=mode)
+
+
+def codes(result):
+    """The findings' codes and lines."""
+    return [(f.code, f.line) for f in result.findings]
+
+
+def findings(result):
+    """The findings' codes, lines and messages."""
+    return [(f.code, f.line, f.message) for f in result.findings]
