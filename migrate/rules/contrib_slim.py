@@ -77,10 +77,41 @@ TS118 = CodeInfo(
                "on TF >= 2.16; `tapeshift run-legacy` applies it.)",
 )
 
+TS135 = CodeInfo(
+    code="TS135",
+    name="uses-tf-slim-functions",
+    severity=Severity.INFO,
+    summary="tf-slim's initializers or regularizers, from the tf_slim package; the file can "
+            "reach tape form",
+    what="Reports a file whose only tf-slim names (after `tf.contrib.layers` / `slim` moved "
+         "to `tf_slim`) are initialisers and regularisers: `variance_scaling_initializer`, "
+         "`xavier_initializer(uniform=False)`, `l2_regularizer` and their kin.",
+    why="These make no variables and touch no collection: they are functions of their "
+        "arguments, which run eagerly as they ran in a graph, so unlike slim's layers they "
+        "do not keep the file in graph mode (TS118). They still come from tf-slim, which "
+        "must be installed.",
+    example="w_init = tf.contrib.layers.variance_scaling_initializer()",
+    use_instead="import tf_slim\nw_init = tf_slim.variance_scaling_initializer()   "
+                "# pip install tf-slim",
+    fix_safety="Keeps numbers: the same functions (TensorFlow has no initialiser with "
+               "tf-slim's truncated-normal constant, 1.3, so none is substituted).",
+)
 
 DESCRIPTION = "tf.contrib.slim/layers/framework -> tf_slim; other tf.contrib modules reported"
 
 _EXPORTS = {"tf_slim": TF_SLIM, "tf_slim.layers": TF_SLIM_LAYERS}
+
+#: tf-slim functions that make no variable and touch no collection: initialisers and
+#: regularisers, functions of their arguments that run eagerly as they ran in a graph.
+#: A file that uses nothing else of tf-slim can reach tape form (TS135, not TS118).
+PURE_SLIM = frozenset({
+    "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
+    "l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer",
+})
+#: tf.contrib's global-step functions: TensorFlow's own under ``tf.train`` (tf-slim's
+#: are thin wrappers of them)
+_GLOBAL_STEP = {f"contrib.{m}.{n}": f"train.{n}" for m in ("framework", "slim")
+                for n in ("get_or_create_global_step", "get_global_step", "create_global_step")}
 
 #: contrib initializers that are a TensorFlow initializer when called with ``uniform``
 #: left at True: their parameters after ``uniform``, passed on by keyword
@@ -123,7 +154,7 @@ class ContribToTfSlim(TapeshiftCodemod):
     #: first on the original source; in compat form too (tf.contrib is gone from compat.v1)
     PHASE = ("pre", "compat-pre")
     ORDER = 10
-    CODES = (TS117, TS118)
+    CODES = (TS117, TS118, TS135)
     #: tf.contrib.* references and imports; TS118 for a file importing tf_slim
     SCREEN_NAMES = frozenset({"contrib", "tf_slim"})
     #: its result is the same in both phases: the fallback's run is the first one's
@@ -132,11 +163,14 @@ class ContribToTfSlim(TapeshiftCodemod):
     def __init__(self, context):
         super().__init__(context)
         self._slim_used = False
+        self._slim_model_code = False  # a tf-slim name other than PURE_SLIM's is used
         self._as_import = {}  # `slim = tf.contrib.slim` statement -> (module, bound name)
         self._xavier: dict = {}  # xavier_initializer call -> its glorot_uniform_initializer
         self._xavier_parts: set = set()  # the attributes that spell those calls' functions
         self._summary_parts: set = set()  # ... and those of tf.contrib.summary calls converted
         self._rnn_parts: set = set()  # ... and of tf.contrib.rnn names the rnn-cells rule converts
+        self._global_step_parts: set = set()  # ... and of the global-step functions' modules
+        self._inner: set = set()  # attributes that are the value of another attribute
 
     # -- `slim = tf.contrib.slim` becomes `import tf_slim as slim` ------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -159,7 +193,7 @@ class ContribToTfSlim(TapeshiftCodemod):
         if original_node not in self._as_import:
             return updated_node
         module, bound = self._as_import[original_node]
-        self._slim_used = True
+        self._slim_used = self._slim_model_code = True  # (the module: any of its names)
         self.record_change(original_node, f"{bound} = tf.contrib... -> import {module} as {bound}")
         return updated_node.with_changes(body=[cst.Import(names=[cst.ImportAlias(
             name=cst.parse_expression(module), asname=cst.AsName(name=cst.Name(bound)))])])
@@ -167,8 +201,11 @@ class ContribToTfSlim(TapeshiftCodemod):
     # -- tf.contrib.rnn.BasicLSTMCell: the RNN rules' (model code in tape form, rnn-cells
     # in compat form), which convert it or report why not
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(node.value)  # (a module reference in a longer name: not a use of its own)
         if node not in self._rnn_parts and rnn_cells.converts(node, self.tf_api_name):
             self._rnn_parts.update(_attribute_chain(node)[0])
+        elif self.tf_api_name(node) in _GLOBAL_STEP:  # becomes tf.train's as a whole
+            self._global_step_parts.update(_attribute_chain(node.value)[0])
 
     # -- xavier_initializer(): TensorFlow's glorot_uniform_initializer ---------
     def visit_Call(self, node: cst.Call) -> None:
@@ -212,9 +249,14 @@ class ContribToTfSlim(TapeshiftCodemod):
         if api is None or not api.startswith("contrib.") or self._is_import_value(original_node):
             return updated_node
         if original_node in self._xavier_parts or original_node in self._summary_parts \
-                or original_node in self._rnn_parts:
+                or original_node in self._rnn_parts or original_node in self._global_step_parts:
             return updated_node  # glorot_uniform_initializer, tf.summary's, tf-keras' rnn_cell
         parts = api.split(".")
+        if api in _GLOBAL_STEP:  # tf.contrib.framework.get_or_create_global_step -> tf.train's
+            root = _attribute_chain(original_node)[1]
+            self.record_change(original_node, f"tf.{api} -> tf.{_GLOBAL_STEP[api]}")
+            return cst.parse_expression(f"{code_of(root)}.{_GLOBAL_STEP[api]}").with_changes(
+                lpar=updated_node.lpar, rpar=updated_node.rpar)
         target = slim_target(api)
         if target is None:
             if len(parts) == 2 and parts[1] not in CONTRIB_TF_SLIM:
@@ -224,6 +266,8 @@ class ContribToTfSlim(TapeshiftCodemod):
                             "left as it was (it fails on TF2)")
             return updated_node
         self._slim_used = True
+        if original_node not in self._inner:
+            self._slim_model_code |= target.rpartition(".")[2] not in PURE_SLIM
         AddImportsVisitor.add_needed_import(self.context, "tf_slim")
         self.record_change(original_node, f"tf.{api} -> {target}")
         return cst.parse_expression(target).with_changes(lpar=updated_node.lpar,
@@ -237,7 +281,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             if dotted.startswith("tensorflow.contrib.") and alias.asname is not None:
                 target = slim_target(dotted[len("tensorflow."):])
                 if target is not None:
-                    self._slim_used = True
+                    self._slim_used = self._slim_model_code = True
                     self.record_change(original_node, f"import {dotted} -> import {target}")
                     alias = alias.with_changes(name=cst.parse_expression(target))
                 else:
@@ -268,6 +312,7 @@ class ContribToTfSlim(TapeshiftCodemod):
                         f"{target}; the import was left as it was (it fails on TF2)")
             return updated_node
         self._slim_used = True
+        self._slim_model_code |= any(code_of(a.name) not in PURE_SLIM for a in updated_node.names)
         self.record_change(original_node, f"from {module} -> from {target}")
         return updated_node.with_changes(module=cst.parse_expression(target))
 
@@ -284,7 +329,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             self._report_gone(original_node, name)
             return updated_node
         bound = code_of(alias.asname.name) if alias.asname else name
-        self._slim_used = True
+        self._slim_used = self._slim_model_code = True
         self.record_change(original_node, f"from tensorflow.contrib import {name} -> "
                                           f"import {target} as {bound}")
         return cst.Import(names=[cst.ImportAlias(
@@ -300,10 +345,19 @@ class ContribToTfSlim(TapeshiftCodemod):
                     f"included); use {advice}")
 
     def leave_Module(self, original_node, updated_node):
-        if _imports_tf_slim(original_node) and not self._slim_used \
-                and self._slim_only_in_templates(original_node):
+        imports = _imports_tf_slim(original_node)
+        if imports and not self._slim_used and self._slim_only_in_templates(original_node):
             return updated_node  # tape form already: model functions share their variables
-        if self._slim_used or _imports_tf_slim(original_node):
+        pure = self._pure_used(original_node) if self._slim_used or imports else set()
+        # (a file that imports tf_slim, migrated before: its calls tell, read only where a
+        # pure name is spelled at all)
+        if pure and not self._slim_model_code and (
+                not imports or slim_calls_only_in(self, original_node, lambda fn: False)):
+            self.report(TS135.code, original_node, "uses tf-slim's initializers or regularizers "
+                        f"only ({', '.join(sorted(pure))}): install it (pip install tf-slim); "
+                        "they run eagerly as in a graph")
+            return updated_node
+        if self._slim_used or imports:
             note = ""
             if spells(self.context, original_node, "batch_norm"):
                 note = ("; tf-slim 1.1.0's batch_norm fails on TensorFlow >= 2.16 as shipped "
@@ -312,6 +366,13 @@ class ContribToTfSlim(TapeshiftCodemod):
                         f"slim model code stays in graph mode for now{note}")
         return updated_node
 
+
+    def _pure_used(self, module: cst.Module) -> set:
+        """The :data:`PURE_SLIM` names the module spells."""
+        spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
+        if spelled is None:
+            return {w for w in PURE_SLIM if w in module.code}
+        return PURE_SLIM & set(spelled)
 
     def _slim_only_in_templates(self, module: cst.Module) -> bool:
         """Every tf-slim call sits in a function rebound to
@@ -348,13 +409,14 @@ def slim_calls_only_in(rule: TapeshiftCodemod, module: cst.Module,
 
 
 def is_slim_call(rule: TapeshiftCodemod, call: cst.Call) -> bool:
-    """``call`` calls a tf-slim function other than ``arg_scope``."""
+    """``call`` calls a tf-slim function other than ``arg_scope`` and the pure ones
+    (:data:`PURE_SLIM`: they make no variables, in eager code as in a graph)."""
     try:
         qualified = rule.get_metadata(QualifiedNameProvider, call.func, set())
     except KeyError:
         return False
     return any(q.name.startswith("tf_slim.") and not q.name.endswith("arg_scope")
-               for q in qualified)
+               and q.name.rpartition(".")[2] not in PURE_SLIM for q in qualified)
 
 
 def spells(context, module: cst.Module, text: str) -> bool:

@@ -70,12 +70,29 @@ class TestContribToTfSlim(CodemodTest):
             """))
 
     def test_xavier_normal_stays_tf_slim(self) -> None:
-        # uniform=False draws a truncated normal of stddev sqrt(1.3 / n): no TF initializer does
+        # uniform=False draws a truncated normal of stddev sqrt(1.3 / n): no TF initializer
+        # does; an initialiser is no model code, so no TS118 (TS135, info: the pipeline test)
         self.assertCodemod(
             "import tensorflow as tf\ni = tf.contrib.layers.xavier_initializer(uniform=False)\n",
             "import tensorflow as tf\nimport tf_slim\n\ni = tf_slim.xavier_initializer(uniform=False)\n",
-            expected_warnings=["TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
-                               "slim model code stays in graph mode for now"])
+            expected_warnings=[])
+
+    def test_slim_model_code_beside_an_initializer_is_still_ts118(self) -> None:
+        before = ("import tensorflow as tf\nw = tf.contrib.layers.l2_regularizer(0.1)\n"
+                  "h = tf.contrib.layers.fully_connected(x, 3)\n")
+        after = ("import tensorflow as tf\nimport tf_slim\n\nw = tf_slim.l2_regularizer(0.1)\n"
+                 "h = tf_slim.layers.fully_connected(x, 3)\n")
+        self.assertCodemod(before, after, expected_warnings=[
+            "TS118 1:1: uses tf-slim: install it (pip install tf-slim); slim model code stays "
+            "in graph mode for now"])
+
+    def test_contrib_global_step_functions_are_tensorflow_s(self) -> None:
+        self.assertCodemod(
+            "import tensorflow as tf\nstep = tf.contrib.framework.get_or_create_global_step()\n"
+            "g = tf.contrib.slim.get_global_step()\n",
+            "import tensorflow as tf\nstep = tf.train.get_or_create_global_step()\n"
+            "g = tf.train.get_global_step()\n",
+            expected_warnings=[])
 
     def test_other_contrib_modules_are_reported_and_left(self) -> None:
         code = "import tensorflow as tf\ncell = tf.contrib.rnn.LayerNormBasicLSTMCell(4)\n"
@@ -195,3 +212,54 @@ def test_ts118_names_the_batch_norm_fix_only_when_the_file_spells_batch_norm():
     """)
     message = next(f.message for f in migrate_source(src, "b.py").findings if f.code == "TS118")
     assert "install_tf_slim_fixes" in message
+
+
+PURE_SLIM_PROGRAM = """\
+import numpy as np
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+y = tf.placeholder(tf.float32, [None, 1])
+w_init = tf.contrib.layers.variance_scaling_initializer()
+w0 = tf.get_variable("w0", [3, 4], initializer=w_init)
+w1 = tf.get_variable("w1", [4, 1], initializer=tf.contrib.layers.xavier_initializer(uniform=False))
+regularizer = tf.contrib.layers.l2_regularizer(0.01)
+out = tf.matmul(tf.nn.relu(tf.matmul(x, w0)), w1)
+loss = tf.reduce_mean(tf.square(out - y)) + regularizer(w0) + regularizer(w1)
+step = tf.contrib.framework.get_or_create_global_step()
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+X = np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3)
+Y = X.sum(axis=1, keepdims=True)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for i in range(5):
+        print(sess.run([train, loss, step], {x: X, y: Y})[1:])
+"""
+
+
+def test_slim_initializers_and_regularizers_alone_reach_tape_form():
+    r = migrate_source(PURE_SLIM_PROGRAM, "he.py")
+    assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
+    out = r.output
+    assert "w0 = tf.Variable(w_init([3, 4]), name=\"w0\")" in out
+    assert "w1 = tf.Variable(tf_slim.xavier_initializer(uniform=False)([4, 1]), name=\"w1\")" in out
+    assert "regularizer = tf_slim.l2_regularizer(0.01)" in out
+    assert "step = tf.compat.v1.train.get_or_create_global_step()" in out
+    assert [(f.code, f.line, f.severity.value) for f in r.findings] == [("TS135", 1, "info")]
+    assert "(l2_regularizer, variance_scaling_initializer, xavier_initializer)" in \
+        r.findings[0].message
+    again = migrate_source(out, "he.py")  # the output, migrated again: tape form, unchanged
+    assert again.mode in ("tape", "unchanged") and not again.changed
+    assert [f.code for f in again.findings] == ["TS135"]
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_pure_slim_program_computes_the_legacy_numbers(tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    report = verify_sources(PURE_SLIM_PROGRAM, migrate_source(PURE_SLIM_PROGRAM, "he.py").output,
+                            tmp_path / "he.py", timeout=300, seed=0, align_random=True)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) == 5, report.to_text()
