@@ -138,19 +138,21 @@ class LegacyLayersError(ModuleNotFoundError):
     """``tf.layers`` (or ``tf.nn.rnn_cell``) on Keras 3 without the tf-keras package."""
 
 
-def _from_tf_keras(native: types.ModuleType | None, probe: str, target: str, label: str,
+def _from_tf_keras(native: types.ModuleType | None, probe: str, target: str, module: str,
                    v1: types.ModuleType) -> types.ModuleType:
-    """TensorFlow's own lazily loaded Keras module ``native`` where it works (Keras 2,
-    or ``TF_USE_LEGACY_KERAS`` set), else ``target``, the module TensorFlow routes it
-    to with tf-keras: the same classes. ``probe`` is a name ``native`` must give."""
+    """TensorFlow's own lazily loaded Keras module ``native`` (``tf.compat.v1.<module>``)
+    where it works (Keras 2, or ``TF_USE_LEGACY_KERAS`` set), else ``target``, the
+    module TensorFlow routes it to with tf-keras: the same classes. ``probe`` is a
+    name ``native`` must give."""
+    label = f"tf.{module}"
     if native is not None:
         try:
-            getattr(native, probe)  # with Keras 3: "`Layer` is not available with Keras 3."
+            getattr(native, probe)  # with Keras 3: "`<probe>` is not available with Keras 3."
             return native
         except (AttributeError, ImportError) as exc:
             reason = str(exc)
     else:
-        reason = f"tf.compat.v1 has no {label[3:]}"
+        reason = f"tf.compat.v1 has no {module}"
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
@@ -159,7 +161,7 @@ def _from_tf_keras(native: types.ModuleType | None, probe: str, target: str, lab
         version = ".".join(str(getattr(v1, "__version__", "")).split(".")[:2])
         raise LegacyLayersError(
             f"{label} needs the tf-keras package, which is not installed: with Keras 3, "
-            f"TensorFlow's tf.compat.v1.{label[3:]} is gone ({reason}). "
+            f"TensorFlow's tf.compat.v1.{module} is gone ({reason}). "
             f"pip install tf-keras{'~=' + version + '.0' if version else ''} "
             "(or pip install 'tapeshift[tf]')", name="tf_keras") from None
 
@@ -168,14 +170,14 @@ def legacy_layers(v1: types.ModuleType) -> types.ModuleType:
     """What the legacy script sees as ``tf.layers``: TensorFlow's own
     ``tf.compat.v1.layers`` where it works, else tf-keras' legacy layers."""
     return _from_tf_keras(getattr(v1, "layers", None), "Layer", TF_KERAS_LEGACY_LAYERS,
-                          "tf.layers", v1)
+                          "layers", v1)
 
 
 def legacy_rnn_cell(v1: types.ModuleType) -> types.ModuleType:
     """What the legacy script sees as ``tf.nn.rnn_cell``: TensorFlow's own where it
     works, else tf-keras' legacy RNN cells."""
     return _from_tf_keras(getattr(v1.nn, "rnn_cell", None), "RNNCell",
-                          TF_KERAS_LEGACY_RNN_CELL, "tf.nn.rnn_cell", v1)
+                          TF_KERAS_LEGACY_RNN_CELL, "nn.rnn_cell", v1)
 
 
 class LegacyNN(types.ModuleType):
@@ -569,9 +571,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "come from tf_slim, tf.contrib.rnn's core cells from tf-keras; any other tf.contrib\n"
         "module raises an error naming its replacement. With Keras 3, tf.layers\n"
         "(tf.compat.v1.layers) and tf.nn.rnn_cell come from tf-keras' legacy modules, those\n"
-        "TF_USE_LEGACY_KERAS=1 would give (tf.keras is left as installed). Only imports made by the script and modules under its directory (and\n"
-        "any --user-path) are redirected. Arguments, stdout, stderr and the exit code pass\n"
-        "through; options for tapeshift go before SCRIPT."
+        "TF_USE_LEGACY_KERAS=1 would give (tf.keras is left as installed). Only imports\n"
+        "made by the script and modules under its directory (and any --user-path) are\n"
+        "redirected. Arguments, stdout, stderr and the exit code pass through; options for\n"
+        "tapeshift go before SCRIPT."
     )
     parser.add_argument(
         "--user-path", action="append", default=[], metavar="DIR",

@@ -18,7 +18,7 @@ stddev sqrt(1.3 / n), which no TensorFlow initializer draws: it moves to tf_slim
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -27,7 +27,9 @@ from libcst.metadata import QualifiedNameProvider
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import SCRATCH_IDENTIFIERS, TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import visit
+from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
+from tapeshift.migrate.engine.toolkit.walk import nodes_of, visit
+from tapeshift.migrate.rules.rnn_cells_table import CONTRIB_RNN_FUNCTIONS, RNN_CELLS
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from tapeshift.migrate.rules.contrib_summary import converts
 from tapeshift.migrate.rules import rnn_cells
@@ -177,7 +179,11 @@ class ContribToTfSlim(TapeshiftCodemod):
         # every tf.contrib reference, import or alias spells "contrib": without it
         # only leave_Module has anything to do (TS118 for a file using tf_slim)
         spelled = self.context.scratch.get(SCRATCH_IDENTIFIERS)
-        return spelled is None or "contrib" in spelled
+        if spelled is not None and "contrib" not in spelled:
+            return False
+        self._rnn_imports = contrib_rnn_imports(node)
+        self._tf = tf_module_alias(node)
+        return True
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign):
@@ -248,6 +254,11 @@ class ContribToTfSlim(TapeshiftCodemod):
         api = self.tf_api_name(original_node)
         if api is None or not api.startswith("contrib.") or self._is_import_value(original_node):
             return updated_node
+        value = original_node.value
+        if isinstance(value, cst.Name) and value.value in self._rnn_imports.values():
+            # `from tensorflow.contrib import rnn`: `rnn.LSTMCell` spelled as the RNN
+            # rules read it, `tf.contrib.rnn.LSTMCell`
+            return cst.parse_expression(f"{self._tf}.contrib.rnn.{original_node.attr.value}")
         if original_node in self._xavier_parts or original_node in self._summary_parts \
                 or original_node in self._rnn_parts or original_node in self._global_step_parts:
             return updated_node  # glorot_uniform_initializer, tf.summary's, tf-keras' rnn_cell
@@ -275,6 +286,8 @@ class ContribToTfSlim(TapeshiftCodemod):
 
     # -- imports ---------------------------------------------------------------
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        if original_node in self._rnn_imports:
+            return self._drop_rnn_import(original_node)
         names = []
         for alias in updated_node.names:
             dotted = code_of(alias.name)
@@ -316,8 +329,15 @@ class ContribToTfSlim(TapeshiftCodemod):
         self.record_change(original_node, f"from {module} -> from {target}")
         return updated_node.with_changes(module=cst.parse_expression(target))
 
+    def _drop_rnn_import(self, node: cst.CSTNode):
+        self.record_change(node, f"`{code_of(node)}`: its cells and functions are spelled "
+                           "tf.contrib.rnn.X, which the RNN rules convert")
+        return cst.RemovalSentinel.REMOVE
+
     def _from_contrib(self, original_node, updated_node):
         """``from tensorflow.contrib import slim`` -> ``import tf_slim as slim``."""
+        if original_node in self._rnn_imports:
+            return self._drop_rnn_import(original_node)
         if len(updated_node.names) != 1:
             self.report(TS117.code, original_node, "several tf.contrib modules imported in one "
                         "statement; left as it was")
@@ -387,6 +407,46 @@ class ContribToTfSlim(TapeshiftCodemod):
                     wrapped.add(value.args[1].value.value)
         return bool(wrapped) and slim_calls_only_in(
             self, module, lambda fn: fn.name.value in wrapped)
+
+
+def contrib_rnn_imports(module: cst.Module) -> Dict[cst.CSTNode, str]:
+    """Module-level ``from tensorflow.contrib import rnn [as R]`` and ``import
+    tensorflow.contrib.rnn as R`` whose name is used only as ``R.X`` for X the RNN
+    rules convert, in a file that imports TensorFlow by a name: import -> R."""
+    if tf_module_alias(module) is None:
+        return {}
+    found: Dict[cst.CSTNode, str] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and small.module is not None \
+                    and code_of(small.module) == "tensorflow.contrib" \
+                    and not isinstance(small.names, cst.ImportStar) and len(small.names) == 1 \
+                    and code_of(small.names[0].name) == "rnn":
+                alias = small.names[0]
+                found[small] = code_of(alias.asname.name) if alias.asname else "rnn"
+            elif isinstance(small, cst.Import) and len(small.names) == 1 \
+                    and code_of(small.names[0].name) == "tensorflow.contrib.rnn" \
+                    and small.names[0].asname is not None:
+                found[small] = code_of(small.names[0].asname.name)
+    if not found:
+        return {}
+    convertible = RNN_CELLS | CONTRIB_RNN_FUNCTIONS
+    uses: Dict[str, int] = {}  # R -> its uses as R.X with X convertible
+    attrs = set()  # the names after a dot (``tf.contrib.rnn``'s rnn is no use of a name)
+    for attribute in nodes_of(module, cst.Attribute):
+        attrs.add(id(attribute.attr))
+        if isinstance(attribute.value, cst.Name) and attribute.attr.value in convertible:
+            uses[attribute.value.value] = uses.get(attribute.value.value, 0) + 1
+    spelled: Dict[str, int] = {}
+    for name in nodes_of(module, cst.Name):
+        if id(name) not in attrs:
+            spelled[name.value] = spelled.get(name.value, 0) + 1
+    # the import spells R once (``rnn``, or ``as R``); every other spelling is R.X
+    return {node: bound for node, bound in found.items()
+            if spelled.get(bound, 0) - uses.get(bound, 0) == 1
+            and list(found.values()).count(bound) == 1}
 
 
 def slim_calls_only_in(rule: TapeshiftCodemod, module: cst.Module,

@@ -85,6 +85,7 @@ from tapeshift.migrate.rules.model_code_classes import (
     ClassContext, FunctionContext, LocalRenamer, inline_call, inlined_body,
     method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
+from tapeshift.migrate.rules import model_code_rnn
 from tapeshift.migrate.rules.model_code_rnn import RNN_APIS, RNN_WORDS, rnn_api
 from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
 from tapeshift.migrate.rules.model_code_functions import FunctionBodies
@@ -181,9 +182,9 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._env: Dict[str, cst.BaseExpression] = {}
         self._pending_rename: Optional[tuple] = None  # (local, attribute) after this statement
         self._collection_lists: Set[str] = set()  # names read by collections=... only
-        self._cells: Dict[str, str] = {}  # module names bound to an RNN cell -> its class
-        self._rnn_cells = False  # a cell class was rewritten (tf-keras' module imported)
-        self._rnn_cell_alias: Optional[str] = None
+        #: module names bound to an RNN cell -> what it is (model_code_rnn.Cell)
+        self._cells: Dict[str, model_code_rnn.Cell] = {}
+        self._rnn_cell_alias: Optional[str] = None  # (set: tf-keras' cells are imported)
 
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -231,6 +232,12 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             if spelled & RNN_WORDS:
                 self._rnn_names_called(node)
             body = self._drop_unused_lists(self._block(list(node.body)))
+            if self._cells:
+                elsewhere = model_code_rnn.cells_used_elsewhere(self, node)
+                if elsewhere is not None:
+                    self._fail(elsewhere, f"the cell `{elsewhere.value}` used other than as "
+                               "the cell of dynamic_rnn/static_rnn at module level (called "
+                               "itself, zero_state, in a lambda) is not converted")
         except _NotStatic:
             return False
         if self._changed:
@@ -252,9 +259,9 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             return updated_node
         if self._keras:
             AddImportsVisitor.add_needed_import(self.context, "tf_keras")
-        if self._rnn_cells:
+        if self._rnn_cell_alias is not None:
             AddImportsVisitor.add_needed_import(self.context, TF_KERAS_LEGACY_RNN_CELL,
-                                                asname=self.rnn_cell_alias())
+                                                asname=self._rnn_cell_alias)
         return updated_node.with_changes(body=self._new_body)
 
     def _rnn_names_called(self, module: cst.Module) -> None:
@@ -431,6 +438,14 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         if rnn_api(api) is not None:
             return api
         return None
+
+    def rnn_kind(self, call: cst.Call) -> Optional[str]:
+        """What an RNN call is to :mod:`~tapeshift.migrate.rules.model_code_rnn` (None: no RNN)."""
+        return rnn_api(self._model_api(call))
+
+    def rewrite_rnn(self, rewriter: CallRewriter, kind: str, original: cst.Call, call: cst.Call,
+                    top: bool) -> cst.BaseExpression:
+        return model_code_rnn.rewrite(rewriter, kind, original, call, top)
 
     def rnn_cell_alias(self) -> str:
         """The module name tf-keras' legacy RNN cells are imported as (``tf_rnn_cell``)."""

@@ -16,7 +16,6 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
-from tapeshift.migrate.rules import model_code_rnn
 
 #: ``tf.get_variable``'s parameters, in order
 GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable",
@@ -74,7 +73,6 @@ class CallRewriter(cst.CSTTransformer):
         #: global collections that are a Saver's var_list (its semantics: slots left out)
         self._saver_lists: Set[int] = set()
         self._cell_calls: List[cst.Call] = []  # the RNN cell constructors being visited
-        self.cells: Set[int] = set()  # (their ids, once rewritten)
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -84,7 +82,7 @@ class CallRewriter(cst.CSTTransformer):
         return any(c is not call for c in self._cell_calls)
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if (model_code_rnn.rnn_api(self.rule._model_api(node)) or "").startswith("cell."):
+        if (self.rule.rnn_kind(node) or "").startswith("cell."):
             self._cell_calls.append(node)
         if self.rule._model_api(node) == "train.Saver":
             # Saver(tf.global_variables()) is Saver(): the optimizer's slots are left out
@@ -109,9 +107,9 @@ class CallRewriter(cst.CSTTransformer):
         self.changed = True
         if self._cell_calls and self._cell_calls[-1] is original_node:
             self._cell_calls.pop()
-        kind = model_code_rnn.rnn_api(api)
+        kind = rule.rnn_kind(original_node)
         if kind is not None:
-            return model_code_rnn.rewrite(self, kind, original_node, updated_node, top)
+            return rule.rewrite_rnn(self, kind, original_node, updated_node, top)
         try:
             if api == "get_variable":
                 return self._get_variable(original_node, updated_node, top)

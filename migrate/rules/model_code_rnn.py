@@ -16,22 +16,29 @@ them. So in tape form::
 and the variable store counts the cell as a layer made at the RNN's line (its
 variables in collections and default ``var_list`` are ``*cell.trainable_variables``).
 Inside a scope the rule dissolves, the RNN gets ``scope="G/rnn"``: the names TF1
-gave. Only module-level code is read this way: an RNN in a model function or a
-class, a cell that is not a module name made by a cell class, a bidirectional
-RNN, and any other use of these names are reported (TS125), and the file keeps
-its compat form, where :mod:`~tapeshift.migrate.rules.rnn_cells` moves the cells
-to tf-keras.
+gave; a cell named ``name=`` opens that scope. Only module-level code is read
+this way: an RNN in a model function or a class, a cell that is not a module
+name bound once to a cell class, a cell used otherwise than by the RNNs (called
+itself, in a lambda), a cell made with ``reuse=``, a wrapper cell
+(``DropoutWrapper``: tf-keras' wrappers do not list the wrapped cell's
+variables), an RNN under a scope's ``initializer=``, a bidirectional RNN,
+and any other use of these names are reported (TS125), and the file keeps its
+compat form, where :mod:`~tapeshift.migrate.rules.rnn_cells` moves the cells to
+tf-keras.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
 from tapeshift.migrate.engine.toolkit.variable_store import StoreError
+from tapeshift.migrate.engine.toolkit.walk import nodes_of
+from tapeshift.migrate.rules.model_code_calls import bind, is_none
 from tapeshift.migrate.rules.rnn_cells_table import CONTRIB_RNN_FUNCTIONS, RNN_CELLS
 
 #: the RNN functions read here -> their parameters, in order
@@ -53,13 +60,14 @@ RNN_WORDS = frozenset({"rnn_cell", "rnn", "dynamic_rnn", "static_rnn", "bidirect
 
 
 def rnn_api(api: Optional[str]) -> Optional[str]:
-    """``"cell.X"`` for a cell class, ``"rnn.dynamic_rnn"`` / ``"rnn.static_rnn"`` for an
-    RNN this rule reads, ``"rnn.other"`` for any other RNN name; None otherwise."""
+    """``"cell.X"`` for a cell class, ``"tuple"`` for ``LSTMStateTuple``,
+    ``"rnn.dynamic_rnn"`` / ``"rnn.static_rnn"`` for an RNN this rule reads,
+    ``"rnn.other"`` for any other RNN name; None otherwise."""
     if api is None:
         return None
     head, _, leaf = api.rpartition(".")
     if head in ("nn.rnn_cell", "contrib.rnn") and leaf in RNN_CELLS:
-        return f"cell.{leaf}"
+        return "tuple" if leaf == "LSTMStateTuple" else f"cell.{leaf}"
     if head in ("nn", "contrib.rnn") and leaf in RNN_FUNCTIONS:
         return f"rnn.{leaf}"
     return "rnn.other" if api in RNN_APIS else None
@@ -72,13 +80,32 @@ def snake_case(cls: str) -> str:
     return re.sub("([a-z])([A-Z])", r"\1_\2", intermediate).lower()
 
 
+#: cells that wrap another: tf-keras' list none of the wrapped cell's variables
+WRAPPERS = frozenset({"DropoutWrapper", "ResidualWrapper", "DeviceWrapper"})
+
+
+@dataclass
+class Cell:
+    """A cell bound to a module name: the name of the variable scope it opens in an
+    RNN's (None: its class's, made unique there) and its class's default."""
+
+    cls: str
+    name: Optional[str]
+    base: str
+    uses: int = 0  # the RNNs converted over it
+
+
 def rewrite(rewriter: Any, kind: str, original: cst.Call, call: cst.Call, top: bool
             ) -> cst.BaseExpression:
     """The TF2 form of a cell class's or an RNN's call (``kind`` from :func:`rnn_api`)."""
     rule = rewriter.rule
     if rule._function is not None or rule._class is not None or rule._inlining:
         rule._fail(original, f"`{code_of(original.func)}`: RNN code in a function or a class "
-                   "is not converted yet (its cells would be made at each call)")
+                   "is not converted yet (its cells are made once at module level only)")
+    alias = rule.rnn_cell_alias()
+    if kind == "tuple":  # a namedtuple of the cells' module
+        rule.record_change(original, f"{code_of(original.func)} -> {alias}.LSTMStateTuple")
+        return call.with_changes(func=cst.Attribute(cst.Name(alias), cst.Name("LSTMStateTuple")))
     if kind.startswith("cell."):
         return _cell(rewriter, kind[len("cell."):], original, call, top)
     if kind == "rnn.other":
@@ -89,78 +116,93 @@ def rewrite(rewriter: Any, kind: str, original: cst.Call, call: cst.Call, top: b
 
 def _cell(rewriter: Any, cls: str, original: cst.Call, call: cst.Call, top: bool) -> cst.Call:
     """``tf.contrib.rnn.BasicLSTMCell(64)`` -> ``tf_rnn_cell.BasicLSTMCell(64)``: the same
-    class, from tf-keras. A cell that holds variables must be a module name bound
-    once (made once, as TF1 made it); a cell in another cell's arguments
-    (``MultiRNNCell([GRUCell(4)])``) and the state tuple may be anywhere."""
+    class, from tf-keras. A cell must be a module name bound once (made once, as TF1
+    made it), or made in another cell's arguments (``MultiRNNCell([GRUCell(4)])``)."""
     rule = rewriter.rule
-    if cls != "LSTMStateTuple" and not rewriter.cell_argument(original):
+    keywords = {a.keyword.value: a.value for a in original.args if a.keyword is not None}
+    if "reuse" in keywords and not is_none(keywords["reuse"]):
+        rule._fail(original, f"`{code_of(original.func)}(reuse=...)`: a cell that shares "
+                   "another's variables is not converted")
+    if cls in WRAPPERS:
+        rule._fail(original, f"{cls}: tf-keras' wrapper cells list none of the variables of "
+                   "the cell they wrap (trainable_variables is empty), so a step could not "
+                   "train them; not converted")
+    name = None
+    if "name" in keywords and not is_none(keywords["name"]):
+        name = rule._const_str(keywords["name"])
+        if name is None:
+            rule._fail(original, f"`{code_of(original.func)}(name=...)`: a cell named by a "
+                       "computed value is not converted")
+    base = snake_case(cls)
+    rule.rnn_cell_alias()
+    if not rewriter.cell_argument(original):
         target = rewriter.target
-        if not top or target is None or "." in target or rule._assignments.get(target, 0) != 1:
+        if not top or target is None or "." in target:
             rule._fail(original, f"`{code_of(original.func)}(...)`: a cell not bound to a "
                        "module name of its own is not converted")
-        rule._cells[target] = cls
-    rewriter.cells.add(id(original))
-    rule._rnn_cells = True
-    if rule._first_cell is None:
-        rule._first_cell = original
+        if rule._assignments.get(target, 0) != 1:
+            rule._fail(original, f"`{target}` is bound more than once: a cell is converted "
+                       "where it is made once and bound once")
+        rule._cells[target] = Cell(cls, name, base)
+        if rule._first_cell is None:
+            rule._first_cell = original
     rule.record_change(original, f"{code_of(original.func)} -> {rule.rnn_cell_alias()}.{cls} "
                        "(tf-keras' legacy cell, the same class)")
     return call.with_changes(func=cst.Attribute(cst.Name(rule.rnn_cell_alias()), cst.Name(cls)))
 
 
 def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call:
-    """``tf.nn.dynamic_rnn(cell, x, ...)``: the cell's variables are made here (a layer of
-    the store named after the RNN's scope); the call is ``tf.compat.v1.nn``'s, given the
-    TF1 scope when the rule dissolved one around it."""
+    """``tf.nn.dynamic_rnn(cell, x, ...)``: the cell's variables are made here, at its
+    first RNN (a layer of the store in the RNN's scope); the call is ``tf.compat.v1.nn``'s,
+    given the TF1 scope when the rule dissolved one around it."""
     rule = rewriter.rule
     params = RNN_FUNCTIONS[fn]
     if any(a.star for a in call.args):
         rule._fail(original, f"`tf.nn.{fn}(*args)` is not converted")
-    args = {}
-    for k, arg in enumerate(original.args):
-        key = arg.keyword.value if arg.keyword is not None else params[k] if k < len(params) \
-            else None
-        args[key] = arg.value
+    args = bind(original, params)
     cell = args.get("cell")
     if not isinstance(cell, cst.Name) or cell.value not in rule._cells:
         rule._fail(original, f"tf.nn.{fn} over `{code_of(cell) if cell else '?'}`, which is not "
                    "a cell made by a module-level statement of its own, is not converted")
     given = None
-    if "scope" in args and args["scope"] is not None:
+    if "scope" in args and not is_none(args["scope"]):
         given = rule._const_str(args["scope"])
         if given is None:
             rule._fail(original, f"tf.nn.{fn}(scope={code_of(args['scope'])}): a scope that "
                        "is not a string is not converted")
     store = rule._store
+    if store.scope.initializer is not None or store.scope.dtype is not None:
+        rule._fail(original, f"tf.nn.{fn} in a variable scope with initializer= or dtype=: "
+                   "the cell's variables would not get them")
     scope = store.scope.name
-    rnn_scope = (f"{scope}/" if scope else "") + (given or "rnn")
     handle = cell.value
+    made = rule._cells[handle]
+    # its uses in this call: the cell argument, and its state's shape
+    # (``initial_state=cell.zero_state(batch, tf.float32)``: no variables, in the step too)
+    made.uses += 1 + sum(
+        1 for a in nodes_of(original, cst.Attribute)
+        if isinstance(a.value, cst.Name) and a.value.value == handle
+        and a.attr.value in ("zero_state", "state_size", "output_size"))
     entry = rule._facts.layers.get(handle)
     if entry is None:
-        # the RNN's variable scope, and in it the cell's own, named after its class
-        # (made unique there; closing the RNN's scope resets that count, so a second
+        # the RNN's variable scope, and in it the cell's own: its name, or its class's
+        # made unique there (closing the RNN's scope resets that count, so a second
         # cell of the class in the same RNN scope clashes, as in TF1)
-        cls = rule._cells[handle]
         store.open_variable_scope(given or "rnn")
         try:
-            entry, created = store.layer(None, snake_case(cls), handle, None,
-                                         {"cls": cls, "variables": True, "cell": True,
-                                          "rnn_scope": rnn_scope})
+            entry, created = store.layer(made.name, made.base, handle, None,
+                                         {"cls": made.cls, "variables": True, "cell": True})
         except StoreError as exc:
             rule._fail(original, str(exc))
         finally:
             store.close()
         if not created:
-            rule._fail(original, f"tf.nn.{fn} over `{handle}` reuses the variables of "
-                       f"`{entry.handle}` ({entry.name}): a second cell sharing them is not "
-                       "converted")
-        entry.handle = handle
+            rule._fail(original, f"tf.nn.{fn} over `{handle}` would share the variables of "
+                       f"`{entry.handle}` ({entry.name}): not converted")
         rule._facts.layers[handle] = entry
         rule.record_change(original, f"tf.nn.{fn}: `{handle}` makes its variables here "
                            f"({entry.name}/...), at its first call")
-    elif entry.info.get("rnn_scope") != rnn_scope:
-        rule._fail(original, f"tf.nn.{fn} over `{handle}` in another scope than its first RNN "
-                   f"({entry.info.get('rnn_scope')}): TF1 would make its variables again")
+    # (run again, anywhere, the cell keeps the variables of its first call: in TF1 too)
     new_args = list(call.args)
     if scope:  # the TF1 names: the dissolved scope's, then the RNN's
         full = cst.SimpleString(f'"{scope}/{given or "rnn"}"')
@@ -177,3 +219,19 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
             new_args[-2] = new_args[-2].with_changes(comma=style)
     return call.with_changes(func=cst.parse_expression(f"{rule._alias}.compat.v1.nn.{fn}"),
                              args=new_args)
+
+
+def cells_used_elsewhere(rule: Any, module: cst.Module) -> Optional[cst.Name]:
+    """A use of a converted cell other than as the cell of an RNN the rule converted
+    (``cell(x, state)``, ``cell.zero_state(...)``, an RNN in a lambda): None if none.
+    Such a use would run the cell outside the tape, or before its variables exist."""
+    attrs = {id(a.attr) for a in nodes_of(module, cst.Attribute)}
+    seen: Dict[str, int] = {}
+    for name in nodes_of(module, cst.Name):
+        cell = rule._cells.get(name.value)
+        if cell is None or id(name) in attrs:
+            continue
+        seen[name.value] = seen.get(name.value, 0) + 1
+        if seen[name.value] > 1 + cell.uses:  # its binding, then the RNNs over it
+            return name
+    return None

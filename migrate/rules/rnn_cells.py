@@ -15,12 +15,12 @@ tf_rnn_cell``. The classes are the same code, so every number is kept; the
 file needs the tf-keras package (TS134 says so). ``tf.nn.dynamic_rnn`` and the
 static functions stay TensorFlow's, in ``tf.compat.v1.nn``.
 
-It runs in compat form only: a cell makes its variables where it is first
-called, inside ``dynamic_rnn``'s scope, which the model-code rule does not
-replay, so a file with RNN cells falls back (TS109, reported by the TF1-only
-rule for ``tf.nn.rnn_cell`` and by the contrib rule for ``tf.contrib.rnn``).
+It runs in compat form (on the fallback's output). In tape form the model-code
+rule converts module-level RNNs itself, with the same cells
+(:mod:`~tapeshift.migrate.rules.model_code_rnn`), and reports the rest (TS125).
 A ``tf.contrib.rnn`` name outside the table (``LayerNormBasicLSTMCell``, the
-fused cells) stays as it was and is reported by the contrib rule (TS117).
+fused cells) stays as it was and is reported by the contrib rule (TS117), as is
+a ``tf.contrib.rnn`` function in a file that imports TensorFlow by no name.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tapeshift.migrate.engine.findings import TS109, CodeInfo, Severity
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.rules.rnn_cells_table import (
     CONTRIB_RNN_FUNCTIONS, RNN_CELLS, TF_KERAS_LEGACY_RNN_CELL)
 
@@ -95,6 +95,7 @@ class RnnCellsToTfKeras(TapeshiftCodemod):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
+        self._tf = tf_module_alias(node)  # (the fallback's `import tensorflow.compat.v1 as tf`)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if _short(self.tf_api_name(node.value)) != "nn.rnn_cell":
@@ -115,11 +116,10 @@ class RnnCellsToTfKeras(TapeshiftCodemod):
         if not converts(original_node, self.tf_api_name):
             return updated_node
         leaf = original_node.attr.value
-        if leaf in CONTRIB_RNN_FUNCTIONS:
-            root = updated_node.value  # tf.contrib.rnn.static_rnn -> tf.nn.static_rnn
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            new = cst.parse_expression(f"{code_of(root)}.nn.{leaf}")
+        if leaf in CONTRIB_RNN_FUNCTIONS:  # tf.contrib.rnn.static_rnn -> tf.nn.static_rnn
+            if self._tf is None:
+                return updated_node
+            new = cst.parse_expression(f"{self._tf}.nn.{leaf}")
             self.record_change(original_node, f"{code_of(original_node)} -> {code_of(new)}")
         else:
             self._used(original_node)

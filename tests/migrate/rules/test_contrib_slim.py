@@ -86,6 +86,34 @@ class TestContribToTfSlim(CodemodTest):
             "TS118 1:1: uses tf-slim: install it (pip install tf-slim); slim model code stays "
             "in graph mode for now"])
 
+    def test_an_imported_contrib_rnn_is_spelled_tf_contrib_rnn(self) -> None:
+        # the RNN rules read tf.contrib.rnn.X (test_model_code_rnn.py, test_rnn_cells.py)
+        self.assertCodemod(
+            "import tensorflow as tf\nfrom tensorflow.contrib import rnn\n"
+            "cell = rnn.BasicLSTMCell(4)\nout = rnn.static_rnn(cell, xs, dtype=tf.float32)\n",
+            "import tensorflow as tf\n"
+            "cell = tf.contrib.rnn.BasicLSTMCell(4)\n"
+            "out = tf.contrib.rnn.static_rnn(cell, xs, dtype=tf.float32)\n",
+            expected_warnings=[])
+        self.assertCodemod(
+            "import tensorflow as T\nimport tensorflow.contrib.rnn as R\ncell = R.GRUCell(4)\n",
+            "import tensorflow as T\ncell = T.contrib.rnn.GRUCell(4)\n", expected_warnings=[])
+
+    def test_an_imported_contrib_rnn_used_otherwise_is_reported(self) -> None:
+        gone = ("tf.contrib.rnn is gone in TensorFlow 2 (compat.v1 included); use "
+                "tf.keras.layers.RNN with its LSTMCell/GRUCell, or LSTM/GRU (tapeshift moves "
+                "tf.contrib.rnn's core cells and static_rnn to tf-keras' legacy rnn_cell and "
+                "tf.nn in compat form)")
+        for code, line in (
+                # a cell the RNN rules do not convert
+                ("import tensorflow as tf\nfrom tensorflow.contrib import rnn\n"
+                 "cell = rnn.LayerNormBasicLSTMCell(4)\n", 2),
+                # the module itself passed on
+                ("import tensorflow as tf\nfrom tensorflow.contrib import rnn\ncells = rnn\n", 2),
+                # no `import tensorflow as tf` to spell it with
+                ("from tensorflow.contrib import rnn\ncell = rnn.GRUCell(4)\n", 1)):
+            self.assertCodemod(code, code, expected_warnings=[f"TS117 {line}:1: {gone}"])
+
     def test_contrib_global_step_functions_are_tensorflow_s(self) -> None:
         self.assertCodemod(
             "import tensorflow as tf\nstep = tf.contrib.framework.get_or_create_global_step()\n"

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
@@ -32,7 +32,7 @@ WRITER = _src("""
 
 def test_contrib_summaries_become_tf_summary_with_the_global_step():
     r = migrated(WRITER)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert r.output == _src("""
         import tensorflow as tf
 
@@ -50,7 +50,7 @@ def test_contrib_summaries_become_tf_summary_with_the_global_step():
         tf.summary.flush(writer)
     """)
     # what is written differs in form, said once, as information
-    assert [(f.code, f.line) for f in r.findings] == [("TS133", 3)], codes(r)
+    assert [(f.code, f.line) for f in r.findings] == [("TS133", 3)], findings(r)
     assert not migrate_source(r.output, "f.py").changed
 
 
@@ -66,7 +66,7 @@ def test_the_defaults_of_the_recording_conditions_are_written_out():
         with tf.contrib.summary.never_record_summaries():
             print(tf.contrib.summary.should_record_summaries())
     """))
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert "tf.summary.record_if(lambda: tf.equal(" \
         "tf.compat.v1.train.get_or_create_global_step() % 100, 0))" in r.output
     # operands of % in parentheses where they need them
@@ -93,8 +93,8 @@ def test_what_tf_summary_has_no_counterpart_for_stays_and_is_reported(call):
     """))
     assert r.mode == "compat"
     assert any(f.code == "TS117" and "tf.contrib.summary is gone" in f.message
-               for f in r.findings), codes(r)
-    assert not any(f.code == "TS109" for f in r.findings), codes(r)
+               for f in r.findings), findings(r)
+    assert not any(f.code == "TS109" for f in r.findings), findings(r)
 
 
 def test_in_compat_mode_the_functions_are_compat_v2_s():

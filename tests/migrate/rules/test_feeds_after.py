@@ -12,7 +12,7 @@
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
@@ -48,7 +48,7 @@ EVALUATED_AFTER = _src("""
 
 def test_graph_code_after_the_session_moves_into_the_runs_that_fetch_it():
     r = migrated(EVALUATED_AFTER)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert [f.code for f in r.findings] == []
     head, _, program = r.output.partition("\nfor step in range(20):\n")
     assert program == _src('''
@@ -94,7 +94,7 @@ def test_graph_code_after_the_session_that_would_not_compute_the_same_stays_comp
     assert src != EVALUATED_AFTER
     r = migrated(src)
     assert r.mode == "compat"
-    assert any(f.code == "TS107" for f in r.findings), codes(r)
+    assert any(f.code == "TS107" for f in r.findings), findings(r)
 
 
 def test_graph_code_after_a_with_session_block_is_not_read_as_graph_code():
@@ -111,7 +111,7 @@ def test_graph_code_after_a_with_session_block_is_not_read_as_graph_code():
     r = migrated(src)
     assert r.mode == "compat"
     assert any(f.code == "TS107" and "`y` is a graph value used after the graph is run"
-               in f.message for f in r.findings), codes(r)
+               in f.message for f in r.findings), findings(r)
 
 
 EVALUATED_IN_THE_BLOCK = _src("""
@@ -145,7 +145,7 @@ EVALUATED_IN_THE_BLOCK = _src("""
 
 def test_graph_code_after_training_in_a_with_session_block_moves_too():
     r = migrated(EVALUATED_IN_THE_BLOCK)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert r.output.endswith(_src("""
         for epoch in range(5):
             _, c = run_optimizer_cost(x=xs, y=ys)
@@ -186,7 +186,7 @@ DEVICE_BLOCK = _src("""
 
 def test_placeholders_in_a_device_block_become_parameters_and_the_block_graph_code():
     r = migrated(DEVICE_BLOCK)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert r.output == _src('''
         import numpy as np
         import tensorflow as tf
@@ -226,7 +226,7 @@ def test_a_name_scope_of_placeholders_only_is_removed_with_them():
         sess.run(tf.global_variables_initializer())
         print(sess.run(q, {S: [[1.0, 2.0]]}))
     """))
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert "name_scope" not in r.output and "placeholder" not in r.output
     assert "def run_q(S):\n" in r.output and "print(run_q(S=[[1.0, 2.0]]))" in r.output
 
@@ -236,12 +236,12 @@ def test_a_with_block_that_accumulates_a_name_still_needs_its_binding():
     src = DEVICE_BLOCK.replace("    a = x * y\n", "    total = total + x * y\n    a = total\n")\
         .replace("with tf.device('/cpu:0'):\n", "total = tf.constant(1.0)\nwith tf.device('/cpu:0'):\n")
     r = migrated(src)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert "\n    total = tf.constant(1.0)\n" in r.output  # made again with the block
     assert "\ntotal = " not in r.output
     r = migrated(src.replace("total = tf.constant(1.0)\n", "total = tf.Variable(1.0)\n"))
     assert r.mode == "compat"
-    assert any("`total` is accumulated" in f.message for f in r.findings), codes(r)
+    assert any("`total` is accumulated" in f.message for f in r.findings), findings(r)
 
 # sess.run of an expression of NumPy values the session returned: no graph value in it
 VALUES_FETCHED = EVALUATED_IN_THE_BLOCK.replace('print("done")\n', """\
@@ -253,7 +253,7 @@ print("done")
 
 def test_a_fetch_of_numpy_values_only_is_computed_where_the_run_was():
     r = migrated(VALUES_FETCHED)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert r.output.endswith(_src("""
         p = run_pred(x=xs)
         print(p, tf.argmax(p, 1).numpy(), (tf.reduce_sum(p) * 2).numpy())
@@ -263,7 +263,7 @@ def test_a_fetch_of_numpy_values_only_is_computed_where_the_run_was():
     # one that reads a graph value is still a step function's
     r = migrated(VALUES_FETCHED.replace("sess.run(tf.argmax(p, 1))",
                                         "sess.run(tf.argmax(pred, 1), feed_dict={x: xs})"))
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert "print(p, run_pred_1(x=xs), (tf.reduce_sum(p) * 2).numpy())" in r.output
     assert not migrate_source(r.output, "f.py").changed
 

@@ -11,7 +11,7 @@ still removed.
 """
 
 
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 
 TRIALS = _src("""
@@ -35,7 +35,7 @@ def test_an_initializer_run_at_each_pass_of_a_loop_is_not_removed():
     r = migrated(TRIALS)
     assert r.mode == "compat"
     assert ("TS115", 10, "the initializer runs in a loop, resetting the variables at each "
-            "pass: not converted") in codes(r), codes(r)
+            "pass: not converted") in findings(r), findings(r)
 
 
 def test_an_initializer_run_again_after_training_is_not_removed():
@@ -53,7 +53,7 @@ def test_an_initializer_run_again_after_training_is_not_removed():
     r = migrated(src)
     assert r.mode == "compat"
     assert ("TS115", 11, "the initializer runs again, resetting the variables to their "
-            "initial values: not converted") in codes(r), codes(r)
+            "initial values: not converted") in findings(r), findings(r)
 
 
 def test_an_initializer_run_again_that_resets_nothing_is_removed():
@@ -70,7 +70,7 @@ def test_an_initializer_run_again_that_resets_nothing_is_removed():
             sess.run(tf.global_variables_initializer())
             print(sess.run(g))
     """))
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert "initializer" not in r.output
 
 
@@ -103,4 +103,4 @@ def test_an_initializer_run_in_a_method_other_than_init_is_not_removed():
     """))
     assert r.mode == "compat"
     assert ("TS115", 15, "the initializer runs again in `reset`, resetting the variables: "
-            "not converted") in codes(r), codes(r)
+            "not converted") in findings(r), findings(r)

@@ -16,7 +16,7 @@ import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
@@ -65,7 +65,7 @@ SCOPED = _src("""
 
 def test_a_module_level_lstm_reaches_tape_form():
     r = migrated(LSTM)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     out = r.output
     assert f"import {TF_KERAS_LEGACY_RNN_CELL} as tf_rnn_cell\n" in out
     assert "cell = tf_rnn_cell.BasicLSTMCell(8)\n" in out  # made once, where TF1 made it
@@ -89,7 +89,7 @@ def test_a_module_level_lstm_reaches_tape_form():
 
 def test_a_dissolved_scope_is_given_to_the_rnn_and_nested_cells_are_converted():
     r = migrated(SCOPED)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     out = r.output
     assert "stack = tf_rnn_cell.MultiRNNCell([tf_rnn_cell.GRUCell(5),\n" \
            "                                     tf_rnn_cell.GRUCell(3)])\n" in out
@@ -113,10 +113,25 @@ def test_a_dissolved_scope_is_given_to_the_rnn_and_nested_cells_are_converted():
      "is not converted (only dynamic_rnn and static_rnn over a cell made at module level are)"),
     ("rnn = tf.nn.rnn_cell\ncell = rnn.GRUCell(4)\n",
      "`tf.nn.rnn_cell` used other than called is not converted"),
-    ("cell = tf.nn.rnn_cell.GRUCell(4)\nout, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n"
-     "with tf.variable_scope('eval'):\n"
-     "    again, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n",
-     "in another scope than its first RNN (rnn)"),
+    ("cell = tf.nn.rnn_cell.GRUCell(4)\nout, state = cell(x[:, 0], cell.zero_state(2, tf.float32))\n",
+     "the cell `cell` used other than as the cell of dynamic_rnn/static_rnn"),
+    ("cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "run = lambda inp: tf.nn.dynamic_rnn(cell, inp, dtype=tf.float32)\nout, _ = run(x)\n",
+     "the cell `cell` used other than as the cell of dynamic_rnn/static_rnn"),
+    ("cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(4), output_keep_prob=0.5)\n"
+     "out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n",
+     "DropoutWrapper: tf-keras' wrapper cells list none of the variables of the cell they wrap"),
+    ("first = tf.nn.rnn_cell.GRUCell(4)\nout, _ = tf.nn.dynamic_rnn(first, x, dtype=tf.float32)\n"
+     "second = tf.nn.rnn_cell.GRUCell(4, reuse=True)\n"
+     "again, _ = tf.nn.dynamic_rnn(second, x, dtype=tf.float32)\n",
+     "a cell that shares another's variables is not converted"),
+    ("with tf.variable_scope('a', initializer=tf.constant_initializer(0.05)):\n"
+     "    cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "    out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n",
+     "in a variable scope with initializer= or dtype="),
+    ("cell = tf.nn.rnn_cell.GRUCell(4)\ncell = tf.nn.rnn_cell.MultiRNNCell([cell])\n"
+     "out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n",
+     "`cell` is bound more than once"),
     ("cell = tf.nn.rnn_cell.GRUCell(4)\n"
      "out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope=name)\n",
      "a scope that is not a string is not converted"),
@@ -124,30 +139,63 @@ def test_a_dissolved_scope_is_given_to_the_rnn_and_nested_cells_are_converted():
      "second = tf.nn.rnn_cell.GRUCell(4)\n"
      "again, _ = tf.nn.dynamic_rnn(second, x, dtype=tf.float32)\n",
      "Layer rnn/gru_cell already exists"),  # TF1's famous error: both cells are gru_cell
-], ids=["in-a-function", "unbound-cell", "bidirectional", "module-reference", "other-scope",
-        "computed-scope", "two-cells-one-scope"])
+], ids=["in-a-function", "unbound-cell", "bidirectional", "module-reference", "called-itself",
+        "in-a-lambda", "wrapper", "reuse", "scope-initializer", "bound-twice", "computed-scope",
+        "two-cells-one-scope"])
 def test_what_is_not_read_keeps_compat_form_and_says_why(source, message):
     program = ("import tensorflow as tf\nx = tf.placeholder(tf.float32, [None, 3, 2])\n"
                + source)
     r = migrate_source(program, "f.py")
     assert r.mode == "compat"
     ts125 = [f.message for f in r.findings if f.code == "TS125"]
-    assert ts125 and message in ts125[0], codes(r)
+    assert ts125 and message in ts125[0], findings(r)
     # compat form: the cells come from tf-keras there (the rnn-cells rule)
     assert "tf.nn.rnn_cell" not in r.output and "tf_rnn_cell" in r.output
 
 
-def test_the_same_cell_run_again_in_its_scope_keeps_its_variables():
+def test_an_imported_contrib_rnn_reaches_tape_form_too():
+    source = SCOPED.replace("import tensorflow as tf\n",
+                            "import tensorflow as tf\nfrom tensorflow.contrib import rnn\n")
+    source = source.replace("tf.contrib.rnn.static_rnn", "rnn.static_rnn")
+    r = migrate_source(source, "f.py")
+    assert r.mode == "tape", findings(r)
+    assert "contrib" not in r.output
+    assert 'tf.compat.v1.nn.static_rnn(stack, tf.unstack(x, axis=1), dtype=tf.float32, ' \
+           'scope="enc/rnn")' in r.output
+
+
+def test_the_same_cell_run_again_keeps_its_variables_in_any_scope():
+    # TF1's cell keeps the scope of its first call, and so does tf-keras' (eagerly)
     source = _src("""
         import tensorflow as tf
         x = tf.ones([2, 3, 2])
         cell = tf.nn.rnn_cell.GRUCell(4)
         out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
         again, _ = tf.nn.dynamic_rnn(cell, 2 * x, dtype=tf.float32)
+        with tf.variable_scope("eval"):
+            third, _ = tf.nn.dynamic_rnn(cell, 3 * x, initial_state=cell.zero_state(2, tf.float32))
         variables = tf.trainable_variables()
     """)
     r = migrate_source(source, "f.py")
-    assert "variables = [*cell.trainable_variables]" in r.output, codes(r)
+    assert r.mode == "tape", findings(r)
+    assert "variables = [*cell.trainable_variables]" in r.output
+    assert 'tf.compat.v1.nn.dynamic_rnn(cell, 3 * x, ' \
+           'initial_state=cell.zero_state(2, tf.float32), scope="eval/rnn")' in r.output
+
+
+def test_a_named_cell_opens_its_name_s_scope():
+    source = _src("""
+        import tensorflow as tf
+        x = tf.ones([2, 3, 2])
+        first = tf.nn.rnn_cell.GRUCell(4, name="first")
+        second = tf.nn.rnn_cell.GRUCell(4, name="second")
+        a, _ = tf.nn.dynamic_rnn(first, x, dtype=tf.float32)
+        b, _ = tf.nn.dynamic_rnn(second, x, dtype=tf.float32)
+        second_vars = tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope="rnn/second")
+    """)
+    r = migrate_source(source, "f.py")
+    assert r.mode == "tape", findings(r)
+    assert "second_vars = [*second.trainable_variables]" in r.output
 
 
 @pytest.mark.tf

@@ -17,7 +17,7 @@ draws only ever become initial values (every use of it is a call inside
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
@@ -46,13 +46,13 @@ NOISE = _src("""
 
 def test_a_random_op_nothing_feeds_is_drawn_again_in_each_step():
     r = migrated(NOISE)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     step = r.output.split("def run_train_loss(x):", 1)[1].split("\n\n\n", 1)[0]
     assert "    noise = tf.random.normal([2], stddev=0.1)\n" in step
     # not drawn once at module level as well
     assert r.output.count("noise = tf.random.normal") == 1
     assert ("TS116", 9, "random op recomputed at each step: the legacy run and the migrated run "
-            "draw different numbers") in codes(r)
+            "draw different numbers") in findings(r)
     assert not migrate_source(r.output, "f.py").changed
 
 
@@ -61,7 +61,7 @@ def test_an_initialiser_helper_draws_once_where_the_variable_is_made():
     assert "def xavier_init(shape):\n    return tf.random.normal(shape=shape, stddev=1.0 / shape[0])" \
         in r.output
     assert "\nW = tf.Variable(xavier_init([3, 2]))\n" in r.output
-    assert not any(f.code == "TS108" for f in r.findings), codes(r)
+    assert not any(f.code == "TS108" for f in r.findings), findings(r)
 
 
 def test_a_helper_also_called_outside_an_initial_value_still_blocks():
@@ -69,14 +69,14 @@ def test_a_helper_also_called_outside_an_initial_value_still_blocks():
     r = migrated(src)
     assert r.mode == "compat"
     assert any(f.code == "TS108" and f.line == 5 and "random op" in f.message
-               for f in r.findings), codes(r)
+               for f in r.findings), findings(r)
 
 
 def test_a_helper_passed_around_by_name_still_blocks():
     src = NOISE.replace("    print(sess.run(W))\n", "    print(sess.run(W))\n    f = xavier_init\n")
     r = migrated(src)
     assert r.mode == "compat"
-    assert any(f.code == "TS108" and f.line == 5 for f in r.findings), codes(r)
+    assert any(f.code == "TS108" and f.line == 5 for f in r.findings), findings(r)
 
 
 def test_a_variable_made_from_a_draw_of_another_statement_is_not_converted():
@@ -85,7 +85,7 @@ def test_a_variable_made_from_a_draw_of_another_statement_is_not_converted():
     r = migrated(src)
     assert r.mode == "compat"
     assert any(f.code == "TS107" and "initial value depends on a fed or computed tensor"
-               in f.message for f in r.findings), codes(r)
+               in f.message for f in r.findings), findings(r)
 
 
 @pytest.mark.tf
@@ -99,7 +99,7 @@ def test_an_initialiser_helper_computes_the_legacy_numbers(tmp_path):
         "feed_dict={x: np.ones((2, 3), np.float32)}",
         "feed_dict={x: np.ones((2, 3), np.float32), noise: np.random.normal(0, 0.1, 2)}")
     r = migrated(source)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     report = verify_sources(source, r.output, tmp_path / "f.py", timeout=TIMEOUT, seed=0,
                             align_random=True)
     assert report.status == "ok", report.to_text()
@@ -159,4 +159,4 @@ def test_initializer_of_a_call_that_makes_no_variable_is_a_value_of_every_run():
                     print(sess.run(total))
         """))
         assert r.mode == "compat", (init, r.output)
-        assert any(f.code == "TS108" and "random op" in f.message for f in r.findings), codes(r)
+        assert any(f.code == "TS108" and "random op" in f.message for f in r.findings), findings(r)

@@ -16,7 +16,7 @@ tape records those calls.
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
@@ -55,7 +55,7 @@ WEIGHT_DICTS = _src("""
 
 def test_the_default_var_list_lists_each_dict_s_values_in_creation_order():
     r = migrated(WEIGHT_DICTS)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     out = r.output
     assert ("optimizer.apply_gradients(zip(tape.gradient(loss_op, [*weights.values(), "
             "*biases.values()]), [*weights.values(), *biases.values()]))") in out
@@ -72,7 +72,7 @@ def test_a_dict_with_a_variable_that_is_not_trained_still_needs_var_list():
                                "'out': tf.Variable(tf.zeros([1]), trainable=False),")
     r = migrated(src)
     assert r.mode == "compat"
-    assert any(f.code == "TS108" and "bound to no name" in f.message for f in r.findings), codes(r)
+    assert any(f.code == "TS108" and "bound to no name" in f.message for f in r.findings), findings(r)
 
 
 def test_values_of_a_dict_of_tensors_are_not_taken_for_variables():
@@ -87,7 +87,7 @@ def test_values_of_a_dict_of_tensors_are_not_taken_for_variables():
         print(g)
     """))
     assert r.mode == "compat"
-    assert any(f.code == "TS104" for f in r.findings), codes(r)
+    assert any(f.code == "TS104" for f in r.findings), findings(r)
 
 
 DEFAULT_WEIGHTS = _src("""
@@ -127,7 +127,7 @@ DEFAULT_WEIGHTS = _src("""
 
 def test_a_dict_read_through_a_default_argument_is_recorded_by_the_tape():
     r = migrated(DEFAULT_WEIGHTS)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     out = r.output
     step = out.split("def run_D_opt(", 1)[1].split("\n\n\n", 1)[0]
     assert "    with tf.GradientTape() as tape:\n        d_fake = D(G(z))\n" in step

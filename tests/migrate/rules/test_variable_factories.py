@@ -16,7 +16,7 @@ as TF1 took it.
 import pytest
 
 from tapeshift.migrate.engine.pipeline import migrate_source
-from rule_programs import findings as codes, migrated, src as _src  # tests/support
+from rule_programs import findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
 
@@ -56,7 +56,7 @@ FACTORY = _src("""
 
 def test_variables_a_helper_returns_are_made_once_and_trained():
     r = migrated(FACTORY)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     out = r.output
     # made once, where they were, and listed in TF1's default var_list
     assert "W1 = init_weights([2, 3])\nb1 = init_weights([3])\nW2 = init_weights([3, 2])\n" in out
@@ -73,7 +73,7 @@ def test_a_helper_called_in_fed_graph_code_still_is_not_converted():
     r = migrated(src)
     assert r.mode == "compat"
     assert any(f.code == "TS107" and "a variable whose initial value depends on a fed or "
-               "computed tensor" in f.message and f.line == 20 for f in r.findings), codes(r)
+               "computed tensor" in f.message and f.line == 20 for f in r.findings), findings(r)
 
 
 def test_a_helper_that_does_more_than_return_a_variable_is_not_a_factory():
@@ -81,7 +81,7 @@ def test_a_helper_that_does_more_than_return_a_variable_is_not_a_factory():
     assert src != FACTORY
     r = migrated(src)
     assert r.mode == "compat", r.output
-    assert any(f.code == "TS108" for f in r.findings), codes(r)
+    assert any(f.code == "TS108" for f in r.findings), findings(r)
 
 
 DTYPE_AS_TRAINABLE = _src("""
@@ -99,13 +99,13 @@ DTYPE_AS_TRAINABLE = _src("""
 
 def test_a_dtype_passed_as_trainable_is_a_trainable_variable():
     r = migrated(DTYPE_AS_TRAINABLE)
-    assert r.mode == "tape", codes(r)
+    assert r.mode == "tape", findings(r)
     assert "opti_optimizer.apply_gradients(zip(tape.gradient(y, [x]), [x]))" in r.output
     assert "tape.watch" not in r.output
     src = DTYPE_AS_TRAINABLE.replace("tf.float32), tf.float32)", "tf.float32), False)")
     r = migrated(src)
     assert r.mode == "compat"
-    assert any("no trainable variable" in f.message for f in r.findings), codes(r)
+    assert any("no trainable variable" in f.message for f in r.findings), findings(r)
 
 
 @pytest.mark.tf
