@@ -86,13 +86,12 @@ WRAPPERS = frozenset({"DropoutWrapper", "ResidualWrapper", "DeviceWrapper"})
 
 @dataclass
 class Cell:
-    """A cell bound to a module name: the name of the variable scope it opens in an
-    RNN's (None: its class's, made unique there) and its class's default."""
+    """A cell bound to a module name: its class, and the name of the variable scope it
+    opens in an RNN's (None: its class's, :func:`snake_case`, made unique there)."""
 
     cls: str
     name: Optional[str]
-    base: str
-    uses: int = 0  # the RNNs converted over it
+    uses: int = 0  # its uses by the RNNs converted over it
 
 
 def rewrite(rewriter: Any, kind: str, original: cst.Call, call: cst.Call, top: bool
@@ -102,8 +101,8 @@ def rewrite(rewriter: Any, kind: str, original: cst.Call, call: cst.Call, top: b
     if rule._function is not None or rule._class is not None or rule._inlining:
         rule._fail(original, f"`{code_of(original.func)}`: RNN code in a function or a class "
                    "is not converted yet (its cells are made once at module level only)")
-    alias = rule.rnn_cell_alias()
     if kind == "tuple":  # a namedtuple of the cells' module
+        alias = rule.rnn_cell_alias()
         rule.record_change(original, f"{code_of(original.func)} -> {alias}.LSTMStateTuple")
         return call.with_changes(func=cst.Attribute(cst.Name(alias), cst.Name("LSTMStateTuple")))
     if kind.startswith("cell."):
@@ -133,8 +132,6 @@ def _cell(rewriter: Any, cls: str, original: cst.Call, call: cst.Call, top: bool
         if name is None:
             rule._fail(original, f"`{code_of(original.func)}(name=...)`: a cell named by a "
                        "computed value is not converted")
-    base = snake_case(cls)
-    rule.rnn_cell_alias()
     if not rewriter.cell_argument(original):
         target = rewriter.target
         if not top or target is None or "." in target:
@@ -143,7 +140,7 @@ def _cell(rewriter: Any, cls: str, original: cst.Call, call: cst.Call, top: bool
         if rule._assignments.get(target, 0) != 1:
             rule._fail(original, f"`{target}` is bound more than once: a cell is converted "
                        "where it is made once and bound once")
-        rule._cells[target] = Cell(cls, name, base)
+        rule._cells[target] = Cell(cls, name)
         if rule._first_cell is None:
             rule._first_cell = original
     rule.record_change(original, f"{code_of(original.func)} -> {rule.rnn_cell_alias()}.{cls} "
@@ -190,7 +187,7 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
         # cell of the class in the same RNN scope clashes, as in TF1)
         store.open_variable_scope(given or "rnn")
         try:
-            entry, created = store.layer(made.name, made.base, handle, None,
+            entry, created = store.layer(made.name, snake_case(made.cls), handle, None,
                                          {"cls": made.cls, "variables": True, "cell": True})
         except StoreError as exc:
             rule._fail(original, str(exc))
