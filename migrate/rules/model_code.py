@@ -236,8 +236,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 elsewhere = model_code_rnn.cells_used_elsewhere(self, node)
                 if elsewhere is not None:
                     self._fail(elsewhere, f"the cell `{elsewhere.value}` used other than as "
-                               "the cell of dynamic_rnn/static_rnn at module level (called "
-                               "itself, zero_state, in a lambda) is not converted")
+                               "the cell of dynamic_rnn/static_rnn (called itself, "
+                               "zero_state, in a lambda) is not converted")
         except _NotStatic:
             return False
         if self._changed:
@@ -349,7 +349,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 made = self._model_functions_called(stmt)
                 new = [self._renamed(s) for s in self._statement(stmt)]
                 if made and new:  # the call's blank lines and comments go before what is made
-                    made[0] = made[0].with_changes(leading_lines=new[0].leading_lines)
+                    made[0] = made[0].with_changes(
+                        leading_lines=[*new[0].leading_lines, *made[0].leading_lines])
                     new[0] = new[0].with_changes(leading_lines=[])
                 out.extend(made + new)
                 self._bind_env(stmt)
@@ -482,14 +483,18 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             self._pending_rename = (target, rewriter.target_handle)
         before = list(rewriter.before)
         if self._function is not None:  # made at module level, before the first call
-            self._function.hoisted.extend(before)
             small = new.body[0] if len(new.body) == 1 else None
             if target is not None and "." not in target and isinstance(small, cst.Assign) \
                     and isinstance(small.value, cst.Name) and before and \
                     code_of(before[-1].body[0].targets[0].target) == small.value.value:
-                # `w = siamese_w`: the function reads the module name itself
+                # `w = siamese_w`: the function reads the module name itself; the
+                # statement's comments go with what it made
+                before[-1] = before[-1].with_changes(leading_lines=[
+                    line for line in stmt.leading_lines if line.comment is not None])
+                self._function.hoisted.extend(before)
                 self._pending_rename = (target, small.value.value)
                 return []
+            self._function.hoisted.extend(before)
             return [new]
         if before:
             before[0] = before[0].with_changes(leading_lines=stmt.leading_lines)

@@ -163,7 +163,7 @@ class CallRewriter(cst.CSTTransformer):
             entry.handle = handle
             return new
         entry.handle = rule.handle(name.rpartition("/")[2], None, entry.name)
-        self.before.append(_assign(entry.handle, new))
+        self.before.append(assign(entry.handle, new))
         return cst.parse_expression(entry.handle)
 
     def _own_handle(self, top: bool, tf1_name: str) -> Optional[str]:
@@ -346,7 +346,7 @@ class CallRewriter(cst.CSTTransformer):
                 args=_constructor_args(call, params, spec.positional,
                                        ("inputs", *STORE_ARGS, *spec.call),
                                        name_literal(entry.name) if named else None))
-            self.before.append(_assign(entry.handle, ctor_call))
+            self.before.append(assign(entry.handle, ctor_call))
             rule._keras = True
             rule._facts.layers[entry.handle] = entry
             entry.info["cls"] = spec.cls
@@ -566,7 +566,8 @@ def _call(func: str, positional: Sequence[cst.BaseExpression],
     return cst.Call(func=cst.parse_expression(func), args=args)
 
 
-def _assign(target: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+def assign(target: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """``target = value``, a statement of its own."""
     return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.parse_expression(target))],
                                                value)])
 

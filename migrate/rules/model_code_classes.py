@@ -70,6 +70,8 @@ class FunctionContext:
     hoisted: List[cst.BaseStatement] = field(default_factory=list)
     #: local -> the module name that now holds its value
     renames: Dict[str, str] = field(default_factory=dict)
+    #: local -> how many statements bind it (names, tuple targets)
+    local_counts: Dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, fn: cst.FunctionDef) -> "FunctionContext":
@@ -80,7 +82,7 @@ class FunctionContext:
                 params.add(star.name.value)
         local = {n.target.value for n in nodes(fn.body)
                  if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
-        return cls(fn, params, local)
+        return cls(fn, params, local, local_counts=_binding_counts([fn]))
 
 
 def class_context(node: cst.ClassDef) -> Optional[ClassContext]:
@@ -106,16 +108,22 @@ def class_context(node: cst.ClassDef) -> Optional[ClassContext]:
                 changed = True
     attrs = {n.attr.value for n in nodes(node) if isinstance(n, cst.Attribute)
              and isinstance(n.value, cst.Name) and n.value.value == "self"}
+    return ClassContext(node, methods, once, attrs,
+                        _binding_counts([methods[name] for name in once]))
+
+
+def _binding_counts(functions: List[cst.FunctionDef]) -> Dict[str, int]:
+    """Each local -> how many assignments in ``functions`` bind it."""
     counts: Dict[str, int] = {}
-    for name in once:
-        for n in nodes(methods[name].body):
+    for fn in functions:
+        for n in nodes(fn.body):
             if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
                 counts[n.target.value] = counts.get(n.target.value, 0) + 1
             elif isinstance(n, cst.AssignTarget) and isinstance(n.target, (cst.Tuple, cst.List)):
                 for el in n.target.elements:
                     if isinstance(el.value, cst.Name):
                         counts[el.value.value] = counts.get(el.value.value, 0) + 1
-    return ClassContext(node, methods, once, attrs, counts)
+    return counts
 
 
 def method_call(stmt: cst.CSTNode, ctx: ClassContext) -> Optional[str]:

@@ -16,10 +16,12 @@ them. So in tape form::
 and the variable store counts the cell as a layer made at the RNN's line (its
 variables in collections and default ``var_list`` are ``*cell.trainable_variables``).
 Inside a scope the rule dissolves, the RNN gets ``scope="G/rnn"``: the names TF1
-gave; a cell named ``name=`` opens that scope. Only module-level code is read
-this way: an RNN in a model function or a class, a cell that is not a module
-name bound once to a cell class, a cell used otherwise than by the RNNs (called
-itself, in a lambda), a cell made with ``reuse=``, a wrapper cell
+gave; a cell named ``name=`` opens that scope. A model function's cell (``def
+RNN(x): cell = rnn.BasicLSTMCell(n); outputs, _ = rnn.static_rnn(cell, ...)``,
+the function called once) is made once too, before the function's first call,
+as its layers are, and the function reads it. An RNN in a class, a cell that is
+not a name bound once to a cell class, a cell used otherwise than by the RNNs
+(called itself, in a lambda), a cell made with ``reuse=``, a wrapper cell
 (``DropoutWrapper``: tf-keras' wrappers do not list the wrapped cell's
 variables), an RNN under a scope's ``initializer=``, a bidirectional RNN,
 and any other use of these names are reported (TS125), and the file keeps its
@@ -31,14 +33,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
 from tapeshift.migrate.engine.toolkit.variable_store import StoreError
 from tapeshift.migrate.engine.toolkit.walk import nodes_of
-from tapeshift.migrate.rules.model_code_calls import bind, is_none
+from tapeshift.migrate.rules.model_code_calls import assign, bind, is_none
 from tapeshift.migrate.rules.rnn_cells_table import CONTRIB_RNN_FUNCTIONS, RNN_CELLS
 
 #: the RNN functions read here -> their parameters, in order
@@ -92,15 +94,20 @@ class Cell:
     cls: str
     name: Optional[str]
     uses: int = 0  # its uses by the RNNs converted over it
+    #: a model function's cell: the module name made to hold it (made before the
+    #: function's first call), and the function
+    handle: Optional[str] = None
+    function: Optional[cst.FunctionDef] = None
 
 
 def rewrite(rewriter: Any, kind: str, original: cst.Call, call: cst.Call, top: bool
             ) -> cst.BaseExpression:
     """The TF2 form of a cell class's or an RNN's call (``kind`` from :func:`rnn_api`)."""
     rule = rewriter.rule
-    if rule._function is not None or rule._class is not None or rule._inlining:
-        rule._fail(original, f"`{code_of(original.func)}`: RNN code in a function or a class "
-                   "is not converted yet (its cells are made once at module level only)")
+    if rule._class is not None or rule._inlining:
+        rule._fail(original, f"`{code_of(original.func)}`: RNN code in a class is not "
+                   "converted yet (its cells are made once at module level or in a model "
+                   "function only)")
     if kind == "tuple":  # a namedtuple of the cells' module
         alias = rule.rnn_cell_alias()
         rule.record_change(original, f"{code_of(original.func)} -> {alias}.LSTMStateTuple")
@@ -132,20 +139,41 @@ def _cell(rewriter: Any, cls: str, original: cst.Call, call: cst.Call, top: bool
         if name is None:
             rule._fail(original, f"`{code_of(original.func)}(name=...)`: a cell named by a "
                        "computed value is not converted")
-    if not rewriter.cell_argument(original):
-        target = rewriter.target
-        if not top or target is None or "." in target:
-            rule._fail(original, f"`{code_of(original.func)}(...)`: a cell not bound to a "
-                       "module name of its own is not converted")
-        if rule._assignments.get(target, 0) != 1:
-            rule._fail(original, f"`{target}` is bound more than once: a cell is converted "
-                       "where it is made once and bound once")
-        rule._cells[target] = Cell(cls, name)
-        if rule._first_cell is None:
-            rule._first_cell = original
+    new = call.with_changes(func=cst.Attribute(cst.Name(rule.rnn_cell_alias()), cst.Name(cls)))
     rule.record_change(original, f"{code_of(original.func)} -> {rule.rnn_cell_alias()}.{cls} "
                        "(tf-keras' legacy cell, the same class)")
-    return call.with_changes(func=cst.Attribute(cst.Name(rule.rnn_cell_alias()), cst.Name(cls)))
+    if rewriter.cell_argument(original):
+        return new
+    target = rewriter.target
+    if not top or target is None or "." in target:
+        rule._fail(original, f"`{code_of(original.func)}(...)`: a cell not bound to a "
+                   "name of its own is not converted")
+    function = rule._function
+    bindings = rule._assignments.get(target, 0) if function is None \
+        else function.local_counts.get(target, 0)
+    if bindings != 1:
+        rule._fail(original, f"`{target}` is bound more than once: a cell is converted "
+                   "where it is made once and bound once")
+    if target in rule._cells:
+        rule._fail(original, f"`{target}` names two cells (in the module and a model "
+                   "function, or in two functions): not converted")
+    made = rule._cells[target] = Cell(cls, name)
+    if rule._first_cell is None:
+        rule._first_cell = original
+    if function is None:
+        return new
+    # a model function's cell is made once, before the function's first call, as its
+    # layers are; the function reads the module name (the statement goes)
+    names = [n for n in nodes_of(rule._module, cst.Name) if n.value == target]
+    own = {id(n) for n in nodes_of(function.node, cst.Name) if n.value == target}
+    made.function = function.node
+    if all(id(n) in own for n in names) and rule._assignments.get(target) == 1:
+        made.handle = target  # its own name, free at module level
+        rule._taken.add(target)
+    else:
+        made.handle = rule.handle(target)
+    rewriter.before.append(assign(made.handle, new))
+    return cst.Name(made.handle)
 
 
 def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call:
@@ -158,9 +186,11 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
         rule._fail(original, f"`tf.nn.{fn}(*args)` is not converted")
     args = bind(original, params)
     cell = args.get("cell")
-    if not isinstance(cell, cst.Name) or cell.value not in rule._cells:
+    if not isinstance(cell, cst.Name) or cell.value not in rule._cells \
+            or rule._cells[cell.value].function not in (None, getattr(rule._function, "node", None)):
         rule._fail(original, f"tf.nn.{fn} over `{code_of(cell) if cell else '?'}`, which is not "
-                   "a cell made by a module-level statement of its own, is not converted")
+                   "a cell made by a statement of its own in the module or in the same model "
+                   "function, is not converted")
     given = None
     if "scope" in args and not is_none(args["scope"]):
         given = rule._const_str(args["scope"])
@@ -172,13 +202,13 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
         rule._fail(original, f"tf.nn.{fn} in a variable scope with initializer= or dtype=: "
                    "the cell's variables would not get them")
     scope = store.scope.name
-    handle = cell.value
-    made = rule._cells[handle]
+    made = rule._cells[cell.value]
+    handle = made.handle or cell.value
     # its uses in this call: the cell argument, and its state's shape
     # (``initial_state=cell.zero_state(batch, tf.float32)``: no variables, in the step too)
     made.uses += 1 + sum(
         1 for a in nodes_of(original, cst.Attribute)
-        if isinstance(a.value, cst.Name) and a.value.value == handle
+        if isinstance(a.value, cst.Name) and a.value.value == cell.value
         and a.attr.value in ("zero_state", "state_size", "output_size"))
     entry = rule._facts.layers.get(handle)
     if entry is None:
@@ -222,13 +252,13 @@ def cells_used_elsewhere(rule: Any, module: cst.Module) -> Optional[cst.Name]:
     """A use of a converted cell other than as the cell of an RNN the rule converted
     (``cell(x, state)``, ``cell.zero_state(...)``, an RNN in a lambda): None if none.
     Such a use would run the cell outside the tape, or before its variables exist."""
-    attrs = {id(a.attr) for a in nodes_of(module, cst.Attribute)}
-    seen: Dict[str, int] = {}
-    for name in nodes_of(module, cst.Name):
-        cell = rule._cells.get(name.value)
-        if cell is None or id(name) in attrs:
-            continue
-        seen[name.value] = seen.get(name.value, 0) + 1
-        if seen[name.value] > 1 + cell.uses:  # its binding, then the RNNs over it
-            return name
+    for handle, cell in rule._cells.items():
+        where = module if cell.function is None else cell.function  # a function's: its local
+        attrs = {id(a.attr) for a in nodes_of(where, cst.Attribute)}
+        seen = 0
+        for name in nodes_of(where, cst.Name):
+            if name.value == handle and id(name) not in attrs:
+                seen += 1
+                if seen > 1 + cell.uses:  # its binding, then the RNNs over it
+                    return name
     return None

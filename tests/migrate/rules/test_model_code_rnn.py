@@ -1,4 +1,5 @@
-"""RNNs in tape form: cells made once at module level, run by the step functions.
+"""RNNs in tape form: cells made once (at module level, or before a model
+function's first call), run by the step functions.
 
 A TF1 cell (``tf.nn.rnn_cell.*``, ``tf.contrib.rnn.*``) makes its variables at the
 first RNN over it, under the RNN's scope; tf-keras' legacy cells are those
@@ -6,7 +7,7 @@ classes and do the same eagerly. The model-code rule keeps the cell where the
 program made it (from tf-keras), counts its variables at the RNN's line (the
 default var_list lists ``*cell.trainable_variables``), and gives the RNN the
 TF1 scope of a scope block it dissolves. What it does not read (RNNs in a
-function or a class, cells not bound to a module name, bidirectional RNNs, the
+class, cells not bound to a module name, bidirectional RNNs, the
 names used other than called) keeps the file in compat form (TS125), where the
 rnn-cells rule moves the cells to tf-keras (test_rnn_cells.py).
 """
@@ -63,6 +64,38 @@ SCOPED = _src("""
 """)
 
 
+# the popular tutorial's shape: the cell made in a model function called once
+FUNCTION = _src("""
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.contrib import rnn
+
+    X = tf.placeholder("float", [None, 4, 3])
+    Y = tf.placeholder("float", [None, 2])
+    weights = {'out': tf.Variable(tf.random_normal([8, 2]))}
+
+
+    def RNN(x, weights):
+        x = tf.unstack(x, 4, 1)
+
+        # Define a lstm cell with tensorflow
+        lstm_cell = rnn.BasicLSTMCell(8, forget_bias=1.0)
+        outputs, states = rnn.static_rnn(lstm_cell, x, dtype=tf.float32)
+        return tf.matmul(outputs[-1], weights['out'])
+
+    logits = RNN(X, weights)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(logits=logits, labels=Y))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+    bx = np.linspace(0, 1, 48, dtype=np.float32).reshape(4, 4, 3)
+    by = np.eye(2, dtype=np.float32)[[0, 1, 1, 0]]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step in range(5):
+            print(sess.run([train, loss], feed_dict={X: bx, Y: by})[1])
+""")
+
+
 def test_a_module_level_lstm_reaches_tape_form():
     r = migrated(LSTM)
     assert r.mode == "tape", findings(r)
@@ -100,14 +133,74 @@ def test_a_dissolved_scope_is_given_to_the_rnn_and_nested_cells_are_converted():
     assert "variable_scope" not in out
 
 
+def test_a_model_function_s_cell_is_made_once_before_its_first_call():
+    r = migrated(FUNCTION)
+    assert r.mode == "tape", findings(r)
+    out = r.output
+    # the function reads the cell, made (with its comment) where the function first ran
+    assert "def RNN(x, weights):\n    x = tf.unstack(x, 4, 1)\n    outputs, states = " \
+        "tf.compat.v1.nn.static_rnn(lstm_cell, x, dtype=tf.float32)\n" in out
+    assert "\n\n# Define a lstm cell with tensorflow\n" \
+        "lstm_cell = tf_rnn_cell.BasicLSTMCell(8, forget_bias=1.0)\n" in out
+    assert out.index("lstm_cell = tf_rnn_cell") > out.index("def RNN(")
+    assert "[*weights.values(), *lstm_cell.trainable_variables]" in out
+    assert "contrib" not in out and "placeholder" not in out
+    assert not migrate_source(out, "f.py").changed  # idempotent
+
+
+@pytest.mark.parametrize("source, expected", [
+    # a module-level cell run in a model function: its variables are made there
+    ("cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "def model(x):\n    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n",
+     "def model(x):\n    return tf.compat.v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n"),
+    # a function's cell whose name the module binds too gets a name of its own
+    ("cell = 3\n"
+     "def model(x):\n    cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n",
+     "cell = 3\ndef model(x):\n    return tf.compat.v1.nn.dynamic_rnn(cell_1, x, "
+     "dtype=tf.float32)[0]\ncell_1 = tf_rnn_cell.GRUCell(4)\n"),
+], ids=["module-cell", "name-taken"])
+def test_model_functions_and_module_cells_mix(source, expected):
+    program = ("import tensorflow as tf\nx = tf.placeholder(tf.float32, [None, 3, 2])\n"
+               + source + "out = model(x)\nloss = tf.reduce_sum(out)\n"
+               "train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)\n"
+               "sess = tf.Session()\nsess.run(tf.global_variables_initializer())\n"
+               "print(sess.run([train, loss], {x: [[[1., 2.]] * 3]}))\n")
+    r = migrate_source(program, "f.py")
+    assert r.mode == "tape", findings(r)
+    assert expected in r.output
+
+
 @pytest.mark.parametrize("source, message", [
+    ("class M:\n"
+     "    def __init__(self, x):\n"
+     "        self.cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "        self.out, _ = tf.nn.dynamic_rnn(self.cell, x, dtype=tf.float32)\n"
+     "m = M(x)\n",
+     "RNN code in a class is not converted yet"),
+    ("def model(x, n):\n"
+     "    cell = tf.nn.rnn_cell.GRUCell(n)\n"
+     "    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n"
+     "out = model(x, 4)\n",
+     "model function `model` makes a variable or layer from `n`, a value of the call"),
     ("def model(x):\n"
      "    cell = tf.nn.rnn_cell.GRUCell(4)\n"
      "    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n"
+     "out = model(x)\nagain = model(2 * x)\n",
+     "`model` is called again: TF1 makes new variables at each call"),
+    ("def model(x):\n"
+     "    cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "    return cell(x[:, 0], cell.zero_state(2, tf.float32))[0]\n"
      "out = model(x)\n",
-     "RNN code in a function or a class is not converted yet"),
+     "the cell `cell` used other than as the cell of dynamic_rnn/static_rnn"),
+    ("def model(x):\n"
+     "    cell = tf.nn.rnn_cell.GRUCell(4)\n"
+     "    cell = tf.nn.rnn_cell.MultiRNNCell([cell])\n"
+     "    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]\n"
+     "out = model(x)\n",
+     "`cell` is bound more than once"),
     ("out, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(4), x, dtype=tf.float32)\n",
-     "a cell not bound to a module name of its own is not converted"),
+     "a cell not bound to a name of its own is not converted"),
     ("fw = tf.nn.rnn_cell.GRUCell(4)\nbw = tf.nn.rnn_cell.GRUCell(4)\n"
      "out, _ = tf.nn.bidirectional_dynamic_rnn(fw, bw, x, dtype=tf.float32)\n",
      "is not converted (only dynamic_rnn and static_rnn over a cell made at module level are)"),
@@ -139,7 +232,8 @@ def test_a_dissolved_scope_is_given_to_the_rnn_and_nested_cells_are_converted():
      "second = tf.nn.rnn_cell.GRUCell(4)\n"
      "again, _ = tf.nn.dynamic_rnn(second, x, dtype=tf.float32)\n",
      "Layer rnn/gru_cell already exists"),  # TF1's famous error: both cells are gru_cell
-], ids=["in-a-function", "unbound-cell", "bidirectional", "module-reference", "called-itself",
+], ids=["in-a-class", "function-parameter", "function-called-twice", "function-cell-called",
+        "function-cell-bound-twice", "unbound-cell", "bidirectional", "module-reference", "called-itself",
         "in-a-lambda", "wrapper", "reuse", "scope-initializer", "bound-twice", "computed-scope",
         "two-cells-one-scope"])
 def test_what_is_not_read_keeps_compat_form_and_says_why(source, message):
@@ -200,7 +294,8 @@ def test_a_named_cell_opens_its_name_s_scope():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("source, prints", [(LSTM, 6), (SCOPED, 4)], ids=["lstm", "scoped"])
+@pytest.mark.parametrize("source, prints", [(LSTM, 6), (SCOPED, 4), (FUNCTION, 5)],
+                         ids=["lstm", "scoped", "function"])
 def test_the_migrated_rnns_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
