@@ -114,7 +114,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     (``on_output(role, "stdout" | "stderr", line)``). ``user_paths``: more
     directories whose modules get the legacy ``tf`` (besides the script's
     own), as ``run-legacy --user-path``. ``seed``: Python's ``random``,
-    numpy's global generator and TensorFlow's seeds start from it.
+    numpy's global generator and TensorFlow's seeds start from it, and the
+    string hashes too (``PYTHONHASHSEED``, unless the environment sets it).
     ``align_random``: the seed of the stateless stream TensorFlow's random
     draws come from (``None``: they are left alone; see docs/verify.md).
     ``number``: ``(k, n)`` for the k-th of n runs of the same script (the
@@ -139,6 +140,10 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     cmd[end:end] = options
     if on_output is not None:  # line by line as printed, not in 8 KiB blocks
         env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    if seed is not None and "PYTHONHASHSEED" not in (os.environ if env is None else env):
+        # str hashes, so the order of a set of strings, are salted per process
+        # unless this is set (it must be, before the interpreter starts)
+        env = {**(os.environ if env is None else env), "PYTHONHASHSEED": str(seed)}
     start = time.monotonic()
     run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed, which=which,
                     resource_variables=resource_variables and legacy)

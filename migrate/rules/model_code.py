@@ -200,6 +200,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._store = VariableStore()
         self._facts = ModelCodeFacts()
         self._taken = set(all_names(node))
+        self._taken_by_rule: Set[str] = set()  # names the rule gave that the module spelled
         self._assignments = assignment_counts(node)
         self._bindings = module_bindings(node, self._assignments)
         self._strings = {name: value.evaluated_value for name, value in self._bindings.items()

@@ -14,7 +14,7 @@ import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
 
 #: ``tf.get_variable``'s parameters, in order
@@ -494,12 +494,28 @@ class CallRewriter(cst.CSTTransformer):
                        f"`{self.store.scope.name}`: TF1 names it {self.store.scope.name}/"
                        "global_step, eager code global_step")
         handle = self._own_handle(top, "global_step") or ""
+        inline = not top and rule._class is None
+        if inline:
+            # made in an expression (``minimize(loss, global_step=tf.train.
+            # get_or_create_global_step())``): a statement of its own before it, so that
+            # the step that trains reads it, made once
+            free = "global_step" not in rule._taken_by_rule and _keyword_only(rule._module,
+                                                                          "global_step")
+            handle = "global_step" if free else rule.handle("global_step")
+            rule._taken_by_rule.add(handle)
         entry, created = self.store.global_step(handle)
         if api == "train.create_global_step" and not created:
             rule._fail(original, "tf.train.create_global_step(): the global step already exists "
                        "(TF1 raises here)")
         if created and handle:
             entry.handle = handle
+        if inline:
+            if not created:  # the one made before: read it
+                return cst.parse_expression(entry.handle) if entry.handle else call
+            self.before.append(assign(handle, call))
+            rule.record_change(original, f"`{code_of(original)}` made by a statement of its "
+                               f"own, `{handle}`, before this one")
+            return cst.Name(handle)
         self.changed = bool(self.before)
         return call
 
@@ -595,6 +611,14 @@ def assigned_names(stmt: cst.CSTNode) -> Set[str]:
 
 def _bound_once(rule: Any, name: Optional[str]) -> bool:
     return name is not None and rule._assignments.get(name, 0) == 1
+
+
+def _keyword_only(module: cst.Module, name: str) -> bool:
+    """``name`` is spelled in ``module`` only as a keyword (``f(name=...)``) or an
+    attribute (``x.name``): a module name of that name would shadow nothing."""
+    spared = {id(a.keyword) for a in nodes_of(module, cst.Arg) if a.keyword is not None} \
+        | {id(a.attr) for a in nodes_of(module, cst.Attribute)}
+    return all(id(n) in spared for n in nodes_of(module, cst.Name) if n.value == name)
 
 
 def is_none(expr: cst.BaseExpression) -> bool:

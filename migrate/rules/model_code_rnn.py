@@ -82,6 +82,9 @@ def snake_case(cls: str) -> str:
     return re.sub("([a-z])([A-Z])", r"\1_\2", intermediate).lower()
 
 
+#: what a cell tells of its state's shape, making no variables (read anywhere)
+SHAPES = frozenset({"zero_state", "state_size", "output_size"})
+
 #: cells that wrap another: tf-keras' list none of the wrapped cell's variables
 WRAPPERS = frozenset({"DropoutWrapper", "ResidualWrapper", "DeviceWrapper"})
 
@@ -204,12 +207,8 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
     scope = store.scope.name
     made = rule._cells[cell.value]
     handle = made.handle or cell.value
-    # its uses in this call: the cell argument, and its state's shape
-    # (``initial_state=cell.zero_state(batch, tf.float32)``: no variables, in the step too)
-    made.uses += 1 + sum(
-        1 for a in nodes_of(original, cst.Attribute)
-        if isinstance(a.value, cst.Name) and a.value.value == cell.value
-        and a.attr.value in ("zero_state", "state_size", "output_size"))
+    # its use in this call (its shapes, ``cell.zero_state(...)``, may be read anywhere)
+    made.uses += 1
     entry = rule._facts.layers.get(handle)
     if entry is None:
         # the RNN's variable scope, and in it the cell's own: its name, or its class's
@@ -250,14 +249,20 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
 
 def cells_used_elsewhere(rule: Any, module: cst.Module) -> Optional[cst.Name]:
     """A use of a converted cell other than as the cell of an RNN the rule converted
-    (``cell(x, state)``, ``cell.zero_state(...)``, an RNN in a lambda): None if none.
-    Such a use would run the cell outside the tape, or before its variables exist."""
+    or its shapes (``cell(x, state)``, an RNN in a lambda): None if none. Such a use
+    would run the cell outside the tape, or before its variables exist.
+    ``cell.zero_state(...)``, ``cell.state_size`` and ``cell.output_size`` make no
+    variables: they may be read anywhere."""
     for handle, cell in rule._cells.items():
         where = module if cell.function is None else cell.function  # a function's: its local
-        attrs = {id(a.attr) for a in nodes_of(where, cst.Attribute)}
+        skip = set()
+        for a in nodes_of(where, cst.Attribute):
+            skip.add(id(a.attr))
+            if isinstance(a.value, cst.Name) and a.attr.value in SHAPES:
+                skip.add(id(a.value))
         seen = 0
         for name in nodes_of(where, cst.Name):
-            if name.value == handle and id(name) not in attrs:
+            if name.value == handle and id(name) not in skip:
                 seen += 1
                 if seen > 1 + cell.uses:  # its binding, then the RNNs over it
                     return name

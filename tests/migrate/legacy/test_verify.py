@@ -228,6 +228,28 @@ def test_seed_starts_python_numpy_and_tensorflow_from_n(tmp_path):
     assert "--seed" in run.command and run.command[run.command.index("--seed") + 1] == "11"
 
 
+@pytest.mark.slow
+def test_seed_fixes_the_string_hashes_of_both_runs_unless_the_environment_does(tmp_path):
+    import os
+
+    # a vocabulary numbered in a set's order: salted per process without PYTHONHASHSEED
+    script = _write(tmp_path / "vocab.py", """\
+        import os
+        words = "the king is a royal he is the queen she is royal".split()
+        word2int = {w: i for i, w in enumerate(set(words))}
+        print(os.environ.get("PYTHONHASHSEED"), hash("king"), sorted(word2int.items()))
+        """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    runs = [run_captured(script, legacy=False, seed=3, env=env) for _ in range(2)]
+    assert not any(r.failed for r in runs), runs[0].stderr
+    assert runs[0].stdout.startswith("3 ")
+    assert runs[0].stdout == runs[1].stdout  # one hash of "king", one numbering
+    own = run_captured(script, legacy=False, seed=3, env={**env, "PYTHONHASHSEED": "7"})
+    assert own.stdout.startswith("7 ")  # the caller's choice is kept
+    unseeded = run_captured(script, legacy=False, env=env)
+    assert unseeded.stdout.startswith("None ")  # without --seed: left alone
+
+
 def test_seed_option_is_checked(capsys):
     for bad in ("-1", "x", str(2**32)):
         assert verify.main(["a.py", "b.py", "--seed", bad]) == 2

@@ -30,7 +30,7 @@ from libcst.codemod import CodemodTest
 from tapeshift.migrate.rules.feeds import FeedsToFunctions
 from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.legacy.verify import verify_sources
-from rule_programs import codes, migrated, src as _src  # tests/support
+from rule_programs import codes, findings, migrated, src as _src  # tests/support
 
 TIMEOUT = 300  # seconds per TensorFlow subprocess (the machine is shared and slow)
 
@@ -98,6 +98,29 @@ CLIP = _src("""
             sess.run(train_op, feed_dict={x: [[1.0, 2.0]]})
         print(sess.run(gs))
         print(sess.run(W))
+""")
+
+# the global step made in the train op's own call (kensak's char-RNN, and many more)
+INLINE_STEP = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 3])
+    w = tf.Variable(tf.ones([3, 1]))
+    loss = tf.reduce_sum(tf.matmul(x, w) ** 2)
+    optimizer = tf.train.AdamOptimizer(0.05)
+    tvars = tf.trainable_variables()
+    grads, _ = tf.clip_by_global_norm(tf.gradients(loss, tvars), 5.0)
+    training_op = optimizer.apply_gradients(
+      zip(grads, tvars),
+      global_step=tf.train.get_or_create_global_step())
+    saver = tf.train.Saver()
+
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            print(sess.run([training_op, loss], {x: np.ones((2, 3))})[1])
+        print(sess.run(tf.train.get_global_step()))
 """)
 
 WATCH = _src("""
@@ -333,6 +356,19 @@ def test_compute_gradients_clip_apply_gradients_with_global_step():
         print(tf.nest.map_structure(lambda t: t.numpy(), gs))
         print(W.numpy())
     """)
+
+
+def test_a_global_step_made_in_the_train_op_s_call_is_made_before_it():
+    r = migrated(INLINE_STEP)
+    assert r.mode == "tape", findings(r)
+    out = r.output
+    # made once, by a statement of its own, named as TF1 names it; the Saver lists it
+    assert "global_step = tf.compat.v1.train.get_or_create_global_step()\n" \
+        "saver = tf.compat.v1.train.Saver(var_list=[w, global_step])\n" in out
+    assert "    optimizer.apply_gradients(\n      zip(grads, tvars),\n" \
+        "      global_step=global_step)\n" in out
+    assert out.count("get_or_create_global_step") == 1
+    assert not migrate_source(out, "f.py").changed  # idempotent
 
 
 def test_gradients_with_respect_to_a_placeholder_watch_it():
@@ -1006,6 +1042,7 @@ VERIFIED = {
                         "final_shift", "stdout:1", "stdout:3"}),
     "clip": (CLIP, {"W", "b", "gs", "stdout:1", "stdout:2"}),
     "inline_adam": (INLINE_ADAM, {"W", "stdout:1"}),
+    "inline_step": (INLINE_STEP, {"w", "stdout:1", "stdout:4"}),
 }
 
 #: programs whose TF2 form is run, with the numbers TF1 prints for them

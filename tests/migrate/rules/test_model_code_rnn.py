@@ -96,6 +96,14 @@ FUNCTION = _src("""
 """)
 
 
+# the initial state on a line of its own, the name bound again by the RNN
+ZERO_STATE = LSTM.replace(
+    "outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)\n",
+    "state = cell.zero_state(4, tf.float32)\n"
+    "outputs, state = tf.nn.dynamic_rnn(cell, x, initial_state=state)\n")
+assert ZERO_STATE != LSTM
+
+
 def test_a_module_level_lstm_reaches_tape_form():
     r = migrated(LSTM)
     assert r.mode == "tape", findings(r)
@@ -146,6 +154,15 @@ def test_a_model_function_s_cell_is_made_once_before_its_first_call():
     assert "[*weights.values(), *lstm_cell.trainable_variables]" in out
     assert "contrib" not in out and "placeholder" not in out
     assert not migrate_source(out, "f.py").changed  # idempotent
+
+
+def test_a_cell_s_zero_state_may_be_read_on_a_line_of_its_own():
+    r = migrated(ZERO_STATE)
+    assert r.mode == "tape", findings(r)
+    step = r.output.split("def run_train_loss(", 1)[1]
+    assert "        state = cell.zero_state(4, tf.float32)\n" \
+        "        outputs, state = tf.compat.v1.nn.dynamic_rnn(cell, x, initial_state=state)\n" \
+        in step
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -294,8 +311,9 @@ def test_a_named_cell_opens_its_name_s_scope():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("source, prints", [(LSTM, 6), (SCOPED, 4), (FUNCTION, 5)],
-                         ids=["lstm", "scoped", "function"])
+@pytest.mark.parametrize("source, prints", [(LSTM, 6), (SCOPED, 4), (FUNCTION, 5),
+                                            (ZERO_STATE, 6)],
+                         ids=["lstm", "scoped", "function", "zero-state"])
 def test_the_migrated_rnns_compute_the_legacy_numbers(tmp_path, source, prints):
     from tapeshift.migrate.legacy.verify import verify_sources
 
