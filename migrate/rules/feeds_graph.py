@@ -121,6 +121,7 @@ class FedGraph:
         self._layer_facts = facts
         self._savers: Set[int] = set()  # `saver = tf.train.Saver(var_list=...)`: made once, here
         self._saver_reads: Set[str] = set()  # layers whose variables a Saver lists
+        self._average_reads: Set[str] = set()  # layers whose variables a moving average keeps
         self._outer_default: Optional[str] = None  # why TF1's default var_list is not known
         tainted: Set[str] = self._made_by_function(facts)
         for i in range(end):

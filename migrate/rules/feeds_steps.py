@@ -65,7 +65,7 @@ class StepFunctions:
         order = list(self._placeholders)
         # a Saver lists the variables of the layers it saves when it is made: they
         # must exist by then (a Saver made in the session block too)
-        self._need_build: Set[str] = set(self._saver_reads)
+        self._need_build: Set[str] = self._saver_reads | self._average_reads
         for stmt in body[end:]:
             for n in _calls_in(stmt):
                 if self.tf_api_name(n.func) == "train.Saver":

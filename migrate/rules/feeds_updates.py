@@ -22,6 +22,8 @@ from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.session import VARIABLE_UPDATES, TS108
 
+#: a layer's lists of its variables that a moving average may keep
+_LAYER_VARIABLES = frozenset({"trainable_variables", "variables"})
 
 class UpdateOps:
     """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: reading the
@@ -119,12 +121,22 @@ class UpdateOps:
         var_list = next((a.value for k, a in enumerate(small_value.args)
                          if (a.keyword is None and k == 0)
                          or (a.keyword is not None and a.keyword.value == "var_list")), None)
+        # the variables, or a layer's (``*fc.trainable_variables``, as the model-code
+        # rule writes tf.trainable_variables() out): a layer is then built where it is
+        # made, so that the statement's first eager call averages its variables
+        layers = [self._ref(e.value.value) for e in getattr(var_list, "elements", ())
+                  if isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Attribute)
+                  and e.value.attr.value in _LAYER_VARIABLES]
         if not (isinstance(var_list, (cst.List, cst.Tuple)) and var_list.elements and all(
                 isinstance(e, cst.Element) and self._ref(e.value) in self._var_names
-                for e in var_list.elements)):
+                or isinstance(e, cst.StarredElement) for e in var_list.elements)
+                and all(layer in self._layers for layer in layers)
+                and len(layers) == sum(isinstance(e, cst.StarredElement)
+                                       for e in var_list.elements)):
             self._bail(TS108.code, small_value, "ExponentialMovingAverage.apply of "
                        f"`{code_of(var_list) if var_list is not None else ''}`: converted only "
-                       "for a list of this file's variables written out")
+                       "for a list of this file's variables and layers' variables written out")
+        self._average_reads.update(layer for layer in layers if layer is not None)
         self._train.add(i)
         self._moving_averages.add(i)
         self._ema_converted.add(small_value.func.value.value)

@@ -71,7 +71,7 @@ from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
-from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
+from tapeshift.migrate.engine.toolkit.tf_names import fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE, ModelCodeFacts, VariableStore
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
@@ -199,8 +199,11 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._module = node
         self._store = VariableStore()
         self._facts = ModelCodeFacts()
-        self._taken = set(all_names(node))
-        self._taken_by_rule: Set[str] = set()  # names the rule gave that the module spelled
+        # the names a name the rule gives could shadow: not those spelled only as an
+        # attribute or a keyword (`tf.layers.dense`, `f(units=...)`), which bind nothing
+        spelled_free = {id(a.attr) for a in nodes_of(node, cst.Attribute)} \
+            | {id(a.keyword) for a in nodes_of(node, cst.Arg) if a.keyword is not None}
+        self._taken = {n.value for n in nodes_of(node, cst.Name) if id(n) not in spelled_free}
         self._assignments = assignment_counts(node)
         self._bindings = module_bindings(node, self._assignments)
         self._strings = {name: value.evaluated_value for name, value in self._bindings.items()

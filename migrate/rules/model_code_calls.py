@@ -14,7 +14,7 @@ import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
-from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
+from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
 
 #: ``tf.get_variable``'s parameters, in order
@@ -499,10 +499,7 @@ class CallRewriter(cst.CSTTransformer):
             # made in an expression (``minimize(loss, global_step=tf.train.
             # get_or_create_global_step())``): a statement of its own before it, so that
             # the step that trains reads it, made once
-            free = "global_step" not in rule._taken_by_rule and _keyword_only(rule._module,
-                                                                          "global_step")
-            handle = "global_step" if free else rule.handle("global_step")
-            rule._taken_by_rule.add(handle)
+            handle = rule.handle("global_step")
         entry, created = self.store.global_step(handle)
         if api == "train.create_global_step" and not created:
             rule._fail(original, "tf.train.create_global_step(): the global step already exists "
@@ -611,14 +608,6 @@ def assigned_names(stmt: cst.CSTNode) -> Set[str]:
 
 def _bound_once(rule: Any, name: Optional[str]) -> bool:
     return name is not None and rule._assignments.get(name, 0) == 1
-
-
-def _keyword_only(module: cst.Module, name: str) -> bool:
-    """``name`` is spelled in ``module`` only as a keyword (``f(name=...)``) or an
-    attribute (``x.name``): a module name of that name would shadow nothing."""
-    spared = {id(a.keyword) for a in nodes_of(module, cst.Arg) if a.keyword is not None} \
-        | {id(a.attr) for a in nodes_of(module, cst.Attribute)}
-    return all(id(n) in spared for n in nodes_of(module, cst.Name) if n.value == name)
 
 
 def is_none(expr: cst.BaseExpression) -> bool:

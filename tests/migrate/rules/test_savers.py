@@ -288,7 +288,7 @@ def test_two_functions_each_with_its_graph_and_session():
     assert out.count('name="dense")') == 2 and out.count('name="dense_1")') == 2
     assert "reset_default_graph" not in out and "Session" not in out
     # built where each function starts: its Saver lists their variables
-    assert "def save():\n    dense_1(tf_keras.Input([data.shape[-1]]))" in out
+    assert "def save():\n    dense(tf_keras.Input([data.shape[-1]]))" in out
     assert "def reload():\n    dense_2(tf_keras.Input([data.shape[-1]]))" in out
     assert "saver.restore(None, './params')" in out
     assert not migrate_source(out, "save_reload.py").changed
