@@ -43,6 +43,7 @@ from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
@@ -87,6 +88,18 @@ TS132 = CodeInfo(
 )
 
 
+def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
+    """``name`` is called, and only by statements from ``start`` on (read only as
+    the function called there: not passed, not bound again)."""
+    uses = [(i, n) for i, stmt in enumerate(body) for n in nodes(stmt)
+            if isinstance(n, cst.Name) and n.value == name]
+    calls = {id(n.func) for _, stmt in enumerate(body) for n in nodes(stmt)
+             if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name}
+    defined = {id(stmt.name) for stmt in body if isinstance(stmt, cst.FunctionDef)}
+    rest = [(i, n) for i, n in uses if id(n) not in defined]
+    return bool(rest) and all(id(n) in calls and i >= start for i, n in rest)
+
+
 @register_rule
 class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections, UpdateOps,
                        StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
@@ -114,6 +127,10 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         self._new_bodies: List[Tuple[cst.CSTNode, List[cst.CSTNode]]] = []
         #: statements opening sessions left to the session rule (one block's unfed ones)
         self._other_sessions: Set[int] = set()
+        self._early_functions: Set[int] = set()  # functions before the session that run it
+        self._locals_here: Set[str] = set()  # the locals of the function whose runs are read
+        #: sess.run(v, feed_dict=...) of eager values -> what replaces it (v.numpy())
+        self._value_runs: Dict[cst.Call, cst.BaseExpression] = {}
         self._ema_calls: Set[cst.Call] = set()  # ema.apply(...) of a moving average
         self._ema_converted: Set[str] = set()  # the moving averages those calls apply
         self._after: Set[int] = set()  # graph code after the session (feeds_after.py)
@@ -259,6 +276,15 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         self._key_lists = self._key_lists_of(body)
 
         def walk(n: cst.CSTNode) -> None:
+            if isinstance(n, cst.FunctionDef):  # its runs may fetch its own locals
+                saved = self._locals_here
+                self._locals_here = names_of(n.body, self.BASE)[1]
+                try:
+                    for child in children(n):
+                        walk(child)
+                finally:
+                    self._locals_here = saved
+                return
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
                 recv, attr = n.func.value, n.func.attr.value
                 if attr == "run" and self._ref(recv) is not None and self._ref(recv) == session:
@@ -279,18 +305,27 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
             for child in children(n):
                 walk(child)
 
+        # a function defined before the session opens that runs it, called only after
+        # (MorvanZhou's ``compute_accuracy``): its runs are the session's
+        self._early_functions = {
+            i for i, stmt in enumerate(body[:start])
+            if isinstance(stmt, cst.FunctionDef) and id(stmt) not in self._other_sessions
+            and self._collect_session_runs(stmt, session, self._ref)
+            and _called_only_from(stmt.name.value, body, start)}
         try:
+            for i in sorted(self._early_functions):
+                walk(body[i])
             for stmt in body[start:]:
                 if id(stmt) not in self._other_sessions:
                     walk(stmt)
         finally:
             release(walk)
-        for stmt in body[:start]:
-            if id(stmt) in self._other_sessions:
+        for i, stmt in enumerate(body[:start]):
+            if id(stmt) in self._other_sessions or i in self._early_functions:
                 continue
             for run in self._collect_session_runs(stmt, session, self._ref):
                 self._bail(TS107.code, run, "sess.run before the session is opened (in a function "
-                           "defined earlier) is not converted")
+                           "called before it is, or not a function) is not converted")
         return runs
 
     @staticmethod
@@ -337,6 +372,18 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
             self._bail(TS107.code, call, "sess.run without fetches")
         if feed is None and receiver is None and self._of_values_only(fetch):
             return None  # sess.run(tf.argmax(a, 1)) of NumPy values: the session rule's
+        if receiver is None and feed is not None and self._eager_values(fetch, feed):
+            # sess.run(accuracy, feed_dict={x: a}) of a tensor the function computed from
+            # values: TF1 ran it whatever was fed; eager code has its value already
+            values = [e.value for e in fetch.elements] if isinstance(fetch, (cst.List, cst.Tuple)) \
+                else [fetch]
+            numpy = [cst.Call(cst.Attribute(v, cst.Name("numpy"))) for v in values]
+            self._value_runs[call] = numpy[0] if len(values) == 1 and fetch is values[0] \
+                else fetch.with_changes(elements=[e.with_changes(value=n) for e, n in
+                                                  zip(fetch.elements, numpy)])
+            self.record_change(call, f"`sess.run({code_of(fetch)}, ...)` of a value computed "
+                               "eagerly: its NumPy value (the feeds computed nothing it reads)")
+            return None
         names = self._fetch_names(fetch, call)
         if names is None:
             return None
@@ -525,6 +572,22 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         ``a`` sess.run returned): eager code computes it where the line runs."""
         return isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)) \
             and not self._graph_reads(fetch)
+
+    def _eager_values(self, fetch: cst.BaseExpression, feed: cst.BaseExpression) -> bool:
+        """``fetch`` is names (or lists of names) of no graph value: locals of the
+        function the run is in, computed from values when it runs; ``feed`` is a dict
+        literal of values that compute nothing (it goes)."""
+        if not isinstance(feed, cst.Dict) or not all(
+                isinstance(el, cst.DictElement) and not any(
+                    isinstance(n, (cst.Call, cst.Lambda, cst.NamedExpr)) for n in nodes(el.value))
+                for el in feed.elements):
+            return False
+        refs = [ref for _, ref in loaded_refs(fetch, self.BASE)]
+        values = [e.value for e in fetch.elements] if isinstance(fetch, (cst.List, cst.Tuple)) \
+            else [fetch]
+        return bool(refs) and not self._graph_reads(fetch) \
+            and all(isinstance(v, cst.Name) for v in values) \
+            and all(ref in self._locals_here for ref in refs)
 
     def _graph_reads(self, fetch: cst.BaseExpression) -> List[str]:
         """The graph values (placeholders, variables, graph code) ``fetch`` reads, in order."""

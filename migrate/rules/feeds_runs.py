@@ -65,8 +65,10 @@ class RunReplacer(cst.CSTTransformer):
 
     def __init__(self, runs: Dict[cst.Call, Run], wrap: Optional[str],
                  feed_dicts: Sequence[cst.Dict] = (), param=lambda ref: ref,
-                 owner: Optional[str] = None, drop: Sequence[cst.Assign] = ()) -> None:
+                 owner: Optional[str] = None, drop: Sequence[cst.Assign] = (),
+                 values: Optional[Dict[cst.Call, cst.BaseExpression]] = None) -> None:
         super().__init__()
+        self._values = values or {}  # runs of eager values -> what replaces them
         self._drop = set(drop)  # `keys = [x, y]` read only by dict(zip(keys, ...)) feeds
         self._runs = runs
         self._wrap = wrap
@@ -89,6 +91,8 @@ class RunReplacer(cst.CSTTransformer):
             for el in updated_node.elements])
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if original_node in self._values:
+            return self._values[original_node]
         run = self._runs.get(original_node)
         if run is None:
             return updated_node

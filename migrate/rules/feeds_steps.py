@@ -151,6 +151,13 @@ class StepFunctions:
                         allowed |= {id(n) for n in nodes(arg.value.args[0].value)}
         for assign in self._key_lists.values():
             allowed |= {id(n) for n in nodes(assign)}
+        for call in self._value_runs:  # their feeds go
+            allowed |= {id(n) for arg in call.args for n in nodes(arg.value)}
+        for i in self._early_functions:
+            # `global prediction` in a function that only reads it: the declaration goes
+            allowed |= {id(item.name) for g in nodes(body[i]) if isinstance(g, cst.Global)
+                        for item in g.names
+                        if item.name.value not in names_of(body[i].body, self.BASE)[1]}
         for dicts in self._feed_dicts.values():
             for d in dicts:
                 for el in d.elements:
@@ -209,6 +216,9 @@ class StepFunctions:
             run.function = by_key[run.function]
         self._run_calls = {run.call: run for run in runs}
 
+        named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
+        replacer = RunReplacer(self._run_calls, None, named, drop=list(self._key_lists.values()),
+                               values=self._value_runs)
         out: List[cst.CSTNode] = []
         gap = False  # a removed statement's blank line goes to the next one kept
         comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
@@ -227,6 +237,9 @@ class StepFunctions:
                     comments += [ln for ln in body[i].leading_lines if ln.comment is not None]
                 continue
             stmt = body[i]
+            if i in self._early_functions:  # it runs the session once it is open
+                stmt = _without_globals(stmt.visit(replacer),
+                                        self._names_of_graph() | set(self._placeholders))
             if gap and out and not stmt.leading_lines:
                 stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             if comments:
@@ -260,8 +273,8 @@ class StepFunctions:
             if k == 0:  # the comments of placeholders made just before the session
                 lines, comments = lines + comments, []
             out.append(d.with_changes(leading_lines=lines))
-        named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
-        replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()))
+        replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()),
+                               values=self._value_runs)
         visited = [(i, stmt.visit(replacer)) for i, stmt in self._without_after(body, start)]
         rest = self._renested([(i, stmt) for i, stmt in visited
                                if not isinstance(stmt, cst.RemovalSentinel)], start)
@@ -424,6 +437,23 @@ class StepFunctions:
         if ref in self._placeholders or ref in self._var_names or kind in ("tensor", "variable"):
             return cst.parse_expression(f"{n}.numpy()")
         return cst.parse_expression(f"{tf}.nest.map_structure(lambda t: t.numpy(), {n})")
+
+
+def _without_globals(fn: cst.FunctionDef, gone: Set[str]) -> cst.FunctionDef:
+    """``fn`` without the names of ``gone`` in its ``global`` statements (and without
+    a statement left empty): they are no longer module names."""
+
+    class _Drop(cst.CSTTransformer):
+        def leave_Global(self, original: cst.Global, updated: cst.Global):
+            kept = [item for item in updated.names if item.name.value not in gone]
+            if len(kept) == len(updated.names):
+                return updated
+            if not kept:
+                return cst.RemoveFromParent()
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(names=kept)
+
+    return fn.visit(_Drop())
 
 
 def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:

@@ -100,6 +100,41 @@ CLIP = _src("""
         print(sess.run(W))
 """)
 
+# MorvanZhou's tutorials: a function defined before the session that runs it (called
+# after it opens), and a sess.run of a tensor that function computed from values
+EARLY_FUNCTION = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+
+    def compute_accuracy(v_xs, v_ys):
+        global prediction
+        y_pre = sess.run(prediction, feed_dict={xs: v_xs})
+        correct_prediction = tf.equal(tf.argmax(y_pre, 1), tf.argmax(v_ys, 1))
+        accuracy = tf.reduce_mean(tf.cast(correct_prediction, tf.float32))
+        result = sess.run(accuracy, feed_dict={xs: v_xs, ys: v_ys})
+        return result
+
+
+    xs = tf.placeholder(tf.float32, [None, 4])
+    ys = tf.placeholder(tf.float32, [None, 3])
+    W = tf.Variable(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+    b = tf.Variable(tf.zeros([1, 3]) + 0.1)
+    prediction = tf.nn.softmax(tf.matmul(xs, W) + b)
+    cross_entropy = tf.reduce_mean(-tf.reduce_sum(ys * tf.log(prediction), reduction_indices=[1]))
+    train_step = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
+
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    rng = np.random.RandomState(0)
+    bx = rng.rand(20, 4).astype(np.float32)
+    by = np.eye(3, dtype=np.float32)[rng.randint(0, 3, 20)]
+    for i in range(20):
+        sess.run(train_step, feed_dict={xs: bx, ys: by})
+        if i % 5 == 0:
+            print(compute_accuracy(bx, by))
+""")
+
 # the global step made in the train op's own call (kensak's char-RNN, and many more)
 INLINE_STEP = _src("""
     import numpy as np
@@ -356,6 +391,40 @@ def test_compute_gradients_clip_apply_gradients_with_global_step():
         print(tf.nest.map_structure(lambda t: t.numpy(), gs))
         print(W.numpy())
     """)
+
+
+def test_a_function_defined_before_the_session_and_called_after_runs_it():
+    r = migrated(EARLY_FUNCTION)
+    assert r.mode == "tape", findings(r)
+    out = r.output
+    # its runs are the session's; `global prediction` goes (no longer a module name); the
+    # run of `accuracy`, computed from values in the function, is its value
+    assert _src("""
+        def compute_accuracy(v_xs, v_ys):
+            y_pre = run_prediction(xs=v_xs)
+            correct_prediction = tf.equal(tf.argmax(y_pre, 1), tf.argmax(v_ys, 1))
+            accuracy = tf.reduce_mean(tf.cast(correct_prediction, tf.float32))
+            result = accuracy.numpy()
+            return result
+    """) in out
+    assert "def run_accuracy" not in out and "Session" not in out
+    assert not migrate_source(out, "f.py").changed
+
+
+@pytest.mark.parametrize("old, new", [
+    # called before the session opens: the run would have no session
+    ("sess = tf.Session()\n", "print(compute_accuracy(np.ones((1, 4)), np.ones((1, 3))))\n"
+     "sess = tf.Session()\n"),
+    # passed as a value: where it runs is not known
+    ("rng = np.random", "callback = compute_accuracy\nrng = np.random"),
+], ids=["called-before", "passed"])
+def test_a_function_run_before_the_session_opens_keeps_compat_mode(old, new):
+    source = EARLY_FUNCTION.replace(old, new)
+    assert source != EARLY_FUNCTION
+    r = migrate_source(source, "f.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "sess.run before the session is opened" in f.message
+               for f in r.findings), findings(r)
 
 
 def test_a_global_step_made_in_the_train_op_s_call_is_made_before_it():
@@ -1043,6 +1112,7 @@ VERIFIED = {
     "clip": (CLIP, {"W", "b", "gs", "stdout:1", "stdout:2"}),
     "inline_adam": (INLINE_ADAM, {"W", "stdout:1"}),
     "inline_step": (INLINE_STEP, {"w", "stdout:1", "stdout:4"}),
+    "early_function": (EARLY_FUNCTION, {"W", "b", "stdout:1", "stdout:4"}),
 }
 
 #: programs whose TF2 form is run, with the numbers TF1 prints for them
