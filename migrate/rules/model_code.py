@@ -185,6 +185,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         #: module names bound to an RNN cell -> what it is (model_code_rnn.Cell)
         self._cells: Dict[str, model_code_rnn.Cell] = {}
         self._rnn_cell_alias: Optional[str] = None  # (set: tf-keras' cells are imported)
+        self._keras_cells: Set[str] = set()  # the names tf-keras' legacy cells are imported as
 
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -197,6 +198,15 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             # rule acts where its screen lets it run, in reference mode as in the pipeline
             return False
         self._module = node
+        # tf-keras' legacy cells, imported as tape form imports them: an RNN over one
+        # is already migrated (a second run leaves it)
+        self._keras_cells = {
+            imp.asname.name.value for stmt in node.body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for imp in stmt.body if isinstance(imp, cst.Import)
+            for imp in imp.names if imp.asname is not None
+            and isinstance(imp.asname.name, cst.Name)
+            and code_of(imp.name) == TF_KERAS_LEGACY_RNN_CELL}
         self._store = VariableStore()
         self._facts = ModelCodeFacts()
         # the names a name the rule gives could shadow: not those spelled only as an
@@ -440,13 +450,22 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             return api
         if api.startswith("layers."):
             return api
-        if rnn_api(api) is not None:
-            return api
+        kind = rnn_api(api)
+        if kind is not None:
+            return None if kind.startswith("rnn.") and self._keras_cells \
+                and self._over_keras_cell(call) else api
         return None
 
     def rnn_kind(self, call: cst.Call) -> Optional[str]:
         """What an RNN call is to :mod:`~tapeshift.migrate.rules.model_code_rnn` (None: no RNN)."""
         return rnn_api(self._model_api(call))
+
+    def _over_keras_cell(self, call: cst.Call) -> bool:
+        """An RNN call over a cell made from tf-keras' legacy cells (the tape form's)."""
+        cell = self.bound(call.args[0].value) if call.args and call.args[0].keyword is None \
+            else None
+        return isinstance(cell, cst.Call) and isinstance(cell.func, cst.Attribute) \
+            and isinstance(cell.func.value, cst.Name) and cell.func.value.value in self._keras_cells
 
     def rewrite_rnn(self, rewriter: CallRewriter, kind: str, original: cst.Call, call: cst.Call,
                     top: bool) -> cst.BaseExpression:

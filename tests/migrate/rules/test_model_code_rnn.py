@@ -156,6 +156,20 @@ def test_a_model_function_s_cell_is_made_once_before_its_first_call():
     assert not migrate_source(out, "f.py").changed  # idempotent
 
 
+def test_a_step_called_once_at_module_level_is_left_by_a_second_run():
+    # the second run reads the step function where it is called (a model function to
+    # it): its RNN over tf-keras' cell is tape form already
+    once = LSTM.replace("    for step in range(6):\n        _, l = sess.run(",
+                        "    _, l = sess.run(")
+    once = once.replace("        print(step, l)\n", "    print(l)\n")
+    assert once != LSTM
+    first = migrated(once)
+    assert first.mode == "tape", findings(first)
+    assert "\n_, l = run_train_loss(x=X, y=Y)\n" in first.output
+    again = migrate_source(first.output, "f.py")
+    assert not again.changed and again.mode != "compat", findings(again)
+
+
 def test_a_cell_s_zero_state_may_be_read_on_a_line_of_its_own():
     r = migrated(ZERO_STATE)
     assert r.mode == "tape", findings(r)
