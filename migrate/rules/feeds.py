@@ -88,12 +88,57 @@ TS132 = CodeInfo(
 )
 
 
+def _fetched(fetch: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The values a fetch list or tuple lists, or the fetch itself."""
+    return [e.value for e in fetch.elements] if isinstance(fetch, (cst.List, cst.Tuple)) \
+        else [fetch]
+
+
+def _local_bindings(fn: cst.FunctionDef) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """Each local of ``fn`` -> what each of its bindings binds: the value of ``name =
+    value``, None for any other binding (a tuple target, a loop, ``+=``, ``with ...
+    as``); each parameter -> []."""
+    out: Dict[str, List[Optional[cst.BaseExpression]]] = {
+        p.name.value: [] for p in (*fn.params.params, *fn.params.posonly_params,
+                                   *fn.params.kwonly_params)}
+    for n in nodes(fn.body):
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    out.setdefault(t.target.value, []).append(n.value)
+    everything = names_of(fn.body)[1]
+    for name in everything:
+        simple = len(out.get(name, ()))
+        others = _bindings_of(fn.body, name) - simple
+        out.setdefault(name, []).extend([None] * max(others, 0))
+    return out
+
+
+def _bindings_of(body: cst.CSTNode, name: str) -> int:
+    """How many places in ``body`` bind ``name``."""
+    count = 0
+    for n in nodes(body):
+        target = getattr(n, "target", None) if isinstance(
+            n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)) \
+            else getattr(n, "name", None) if isinstance(n, cst.AsName) else None
+        if target is not None:
+            count += sum(1 for m in nodes(target) if isinstance(m, cst.Name) and m.value == name
+                         and not _attr_part(target, m))
+    return count
+
+
+def _attr_part(target: cst.CSTNode, name: cst.Name) -> bool:
+    """``name`` is read in ``target`` (``a.x``, ``a[i]``), not bound by it."""
+    return any(isinstance(n, (cst.Attribute, cst.Subscript)) and any(m is name for m in nodes(n))
+               for n in nodes(target))
+
+
 def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
     """``name`` is called, and only by statements from ``start`` on (read only as
     the function called there: not passed, not bound again)."""
     uses = [(i, n) for i, stmt in enumerate(body) for n in nodes(stmt)
             if isinstance(n, cst.Name) and n.value == name]
-    calls = {id(n.func) for _, stmt in enumerate(body) for n in nodes(stmt)
+    calls = {id(n.func) for stmt in body for n in nodes(stmt)
              if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name}
     defined = {id(stmt.name) for stmt in body if isinstance(stmt, cst.FunctionDef)}
     rest = [(i, n) for i, n in uses if id(n) not in defined]
@@ -128,7 +173,9 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         #: statements opening sessions left to the session rule (one block's unfed ones)
         self._other_sessions: Set[int] = set()
         self._early_functions: Set[int] = set()  # functions before the session that run it
-        self._locals_here: Set[str] = set()  # the locals of the function whose runs are read
+        #: the function whose runs are read: each local -> the values bound to it (None:
+        #: bound otherwise than by `name = value`), its parameters -> []
+        self._locals_here: Dict[str, List[Optional[cst.BaseExpression]]] = {}
         #: sess.run(v, feed_dict=...) of eager values -> what replaces it (v.numpy())
         self._value_runs: Dict[cst.Call, cst.BaseExpression] = {}
         self._ema_calls: Set[cst.Call] = set()  # ema.apply(...) of a moving average
@@ -278,7 +325,7 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         def walk(n: cst.CSTNode) -> None:
             if isinstance(n, cst.FunctionDef):  # its runs may fetch its own locals
                 saved = self._locals_here
-                self._locals_here = names_of(n.body, self.BASE)[1]
+                self._locals_here = _local_bindings(n)
                 try:
                     for child in children(n):
                         walk(child)
@@ -372,18 +419,22 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
             self._bail(TS107.code, call, "sess.run without fetches")
         if feed is None and receiver is None and self._of_values_only(fetch):
             return None  # sess.run(tf.argmax(a, 1)) of NumPy values: the session rule's
-        if receiver is None and feed is not None and self._eager_values(fetch, feed):
+        if receiver is None and self._eager_values(fetch, feed):
             # sess.run(accuracy, feed_dict={x: a}) of a tensor the function computed from
             # values: TF1 ran it whatever was fed; eager code has its value already
-            values = [e.value for e in fetch.elements] if isinstance(fetch, (cst.List, cst.Tuple)) \
-                else [fetch]
-            numpy = [cst.Call(cst.Attribute(v, cst.Name("numpy"))) for v in values]
-            self._value_runs[call] = numpy[0] if len(values) == 1 and fetch is values[0] \
+            numpy = [cst.Call(cst.Attribute(v, cst.Name("numpy"))) for v in _fetched(fetch)]
+            self._value_runs[call] = numpy[0] if fetch is _fetched(fetch)[0] \
                 else fetch.with_changes(elements=[e.with_changes(value=n) for e, n in
                                                   zip(fetch.elements, numpy)])
             self.record_change(call, f"`sess.run({code_of(fetch)}, ...)` of a value computed "
-                               "eagerly: its NumPy value (the feeds computed nothing it reads)")
+                               "eagerly: its NumPy value (feeds, if any, compute nothing it reads)")
             return None
+        local = next((ref for _, ref in loaded_refs(
+            fetch, self.BASE) if ref in self._locals_here), None)
+        if local is not None:  # (a local may shadow a graph value: it is the local)
+            self._bail(TS107.code, call, f"sess.run of `{local}`, a value of the function "
+                       "the run is in, not computed from values alone (or fed by calls): "
+                       "not converted")
         names = self._fetch_names(fetch, call)
         if names is None:
             return None
@@ -573,21 +624,57 @@ class FeedsToFunctions(FedGraph, GraphBlocks, GraphAfterSession, SessionSections
         return isinstance(fetch, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)) \
             and not self._graph_reads(fetch)
 
-    def _eager_values(self, fetch: cst.BaseExpression, feed: cst.BaseExpression) -> bool:
+    def _eager_values(self, fetch: cst.BaseExpression,
+                      feed: Optional[cst.BaseExpression]) -> bool:
         """``fetch`` is names (or lists of names) of no graph value: locals of the
-        function the run is in, computed from values when it runs; ``feed`` is a dict
-        literal of values that compute nothing (it goes)."""
-        if not isinstance(feed, cst.Dict) or not all(
-                isinstance(el, cst.DictElement) and not any(
-                    isinstance(n, (cst.Call, cst.Lambda, cst.NamedExpr)) for n in nodes(el.value))
-                for el in feed.elements):
+        function the run is in, computed from values when it runs; ``feed`` is None or
+        a dict literal of values that compute nothing (it goes)."""
+        if feed is not None:
+            if not isinstance(feed, cst.Dict) or not all(
+                    isinstance(el, cst.DictElement) and not any(
+                        isinstance(n, (cst.Call, cst.Lambda, cst.NamedExpr))
+                        for n in nodes(el.value))
+                    for el in feed.elements):
+                return False
+        values = _fetched(fetch)
+        return all(isinstance(v, cst.Name) and self._computed_from_values(v.value, True, set())
+                   for v in values)
+
+    def _computed_from_values(self, name: str, tensor: bool, seen: Set[str]) -> bool:
+        """The local ``name`` is bound once, to TF ops (``tensor``: the value itself is a
+        TF call) of parameters, NumPy values a sess.run returned, module names that are
+        no graph value (no variable: its value would be the one of that line), and
+        other such locals."""
+        if name in seen:
             return False
-        refs = [ref for _, ref in loaded_refs(fetch, self.BASE)]
-        values = [e.value for e in fetch.elements] if isinstance(fetch, (cst.List, cst.Tuple)) \
-            else [fetch]
-        return bool(refs) and not self._graph_reads(fetch) \
-            and all(isinstance(v, cst.Name) for v in values) \
-            and all(ref in self._locals_here for ref in refs)
+        seen.add(name)
+        bound = self._locals_here.get(name)
+        if bound is None:
+            return False
+        if not bound:
+            return not tensor  # a parameter: a value the caller passed
+        if len(bound) != 1 or bound[0] is None:
+            return False
+        value = bound[0]
+        if tensor and not (isinstance(value, cst.Call) and self.tf_api_name(value.func)):
+            return False
+        runs = {id(n) for c in nodes(value) if isinstance(c, cst.Call) and self._is_run(c)
+                for n in nodes(c)}
+        graph = self._names_of_graph() | set(self._placeholders) | self._var_names
+        for node, ref in loaded_refs(value, self.BASE):
+            if id(node) in runs or ref.startswith(f"{self._alias}."):
+                continue  # what a sess.run returned is NumPy; a TF function
+            if ref in self._locals_here:
+                if not self._computed_from_values(ref, False, seen):
+                    return False
+            elif ref in graph:
+                return False
+        return True
+
+    def _is_run(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" \
+            and self._ref(call.func.value) is not None \
+            and self._ref(call.func.value) not in self._locals_here
 
     def _graph_reads(self, fetch: cst.BaseExpression) -> List[str]:
         """The graph values (placeholders, variables, graph code) ``fetch`` reads, in order."""

@@ -250,8 +250,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 elsewhere = model_code_rnn.cells_used_elsewhere(self, node)
                 if elsewhere is not None:
                     self._fail(elsewhere, f"the cell `{elsewhere.value}` used other than as "
-                               "the cell of dynamic_rnn/static_rnn (called itself, "
-                               "zero_state, in a lambda) is not converted")
+                               "the cell of dynamic_rnn/static_rnn (called itself, in a "
+                               "lambda, passed) is not converted")
         except _NotStatic:
             return False
         if self._changed:
@@ -513,7 +513,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 # `w = siamese_w`: the function reads the module name itself; the
                 # statement's comments go with what it made
                 before[-1] = before[-1].with_changes(leading_lines=[
-                    line for line in stmt.leading_lines if line.comment is not None])
+                    line for line in stmt.leading_lines if line.comment is not None],
+                    trailing_whitespace=stmt.trailing_whitespace)
                 self._function.hoisted.extend(before)
                 self._pending_rename = (target, small.value.value)
                 return []

@@ -427,6 +427,44 @@ def test_a_function_run_before_the_session_opens_keeps_compat_mode(old, new):
                for f in r.findings), findings(r)
 
 
+@pytest.mark.parametrize("old, new", [
+    # a fetch of a graph value beside a local: the step could not return the local
+    ("        result = sess.run(accuracy, feed_dict={xs: v_xs, ys: v_ys})\n",
+     "        result = sess.run([prediction, accuracy], feed_dict={xs: v_xs, ys: v_ys})[1]\n"),
+    # a local list of tensors: no .numpy() of a list
+    ("        result = sess.run(accuracy, feed_dict={xs: v_xs, ys: v_ys})\n",
+     "        stats = [accuracy, tf.reduce_max(y_pre)]\n"
+     "        result = sess.run(stats, feed_dict={xs: v_xs, ys: v_ys})[0]\n"),
+    # a local of a variable, run after a training step: its eager value would be stale
+    ("        result = sess.run(accuracy, feed_dict={xs: v_xs, ys: v_ys})\n",
+     "        norm = tf.reduce_sum(tf.square(W))\n"
+     "        sess.run(train_step, feed_dict={xs: v_xs, ys: v_ys})\n"
+     "        result = sess.run(norm, feed_dict={xs: v_xs, ys: v_ys})\n"),
+    # fed by a call: dropping the feed would drop the call
+    ("        result = sess.run(accuracy, feed_dict={xs: v_xs, ys: v_ys})\n",
+     "        result = sess.run(accuracy, feed_dict={xs: np.asarray(v_xs), ys: v_ys})\n"),
+], ids=["mixed", "list", "variable", "fed-by-a-call"])
+def test_a_run_of_a_function_s_own_value_is_converted_only_when_it_is_one(old, new):
+    source = EARLY_FUNCTION.replace(old.replace("        ", "    "), new.replace("        ", "    "))
+    assert source != EARLY_FUNCTION
+    r = migrate_source(source, "f.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "a value of the function the run is in" in f.message
+               for f in r.findings), findings(r)
+
+
+def test_a_local_that_shadows_a_graph_value_is_the_local():
+    # `accuracy` is a graph value of the module and a local of the function: the
+    # function's run is of its local (TF1 ran the op the function had just built)
+    source = EARLY_FUNCTION.replace(
+        "sess = tf.Session()\n",
+        "accuracy = tf.reduce_sum(prediction)\nsess = tf.Session()\n")
+    r = migrate_source(source, "f.py")
+    assert r.mode == "tape", findings(r)
+    assert "    result = accuracy.numpy()\n" in r.output
+    assert "def run_accuracy" not in r.output
+
+
 def test_a_global_step_made_in_the_train_op_s_call_is_made_before_it():
     r = migrated(INLINE_STEP)
     assert r.mode == "tape", findings(r)

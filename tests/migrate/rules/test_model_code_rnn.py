@@ -79,7 +79,7 @@ FUNCTION = _src("""
         x = tf.unstack(x, 4, 1)
 
         # Define a lstm cell with tensorflow
-        lstm_cell = rnn.BasicLSTMCell(8, forget_bias=1.0)
+        lstm_cell = rnn.BasicLSTMCell(8, forget_bias=1.0)  # 8 units
         outputs, states = rnn.static_rnn(lstm_cell, x, dtype=tf.float32)
         return tf.matmul(outputs[-1], weights['out'])
 
@@ -149,7 +149,7 @@ def test_a_model_function_s_cell_is_made_once_before_its_first_call():
     assert "def RNN(x, weights):\n    x = tf.unstack(x, 4, 1)\n    outputs, states = " \
         "tf.compat.v1.nn.static_rnn(lstm_cell, x, dtype=tf.float32)\n" in out
     assert "\n\n# Define a lstm cell with tensorflow\n" \
-        "lstm_cell = tf_rnn_cell.BasicLSTMCell(8, forget_bias=1.0)\n" in out
+        "lstm_cell = tf_rnn_cell.BasicLSTMCell(8, forget_bias=1.0)  # 8 units\n" in out
     assert out.index("lstm_cell = tf_rnn_cell") > out.index("def RNN(")
     assert "[*weights.values(), *lstm_cell.trainable_variables]" in out
     assert "contrib" not in out and "placeholder" not in out
