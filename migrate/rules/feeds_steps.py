@@ -155,9 +155,9 @@ class StepFunctions:
             allowed |= {id(n) for arg in call.args for n in nodes(arg.value)}
         for i in self._early_functions:
             # `global prediction` in a function that only reads it: the declaration goes
+            written = names_of(body[i].body, self.BASE)[1]
             allowed |= {id(item.name) for g in nodes(body[i]) if isinstance(g, cst.Global)
-                        for item in g.names
-                        if item.name.value not in names_of(body[i].body, self.BASE)[1]}
+                        for item in g.names if item.name.value not in written}
         for dicts in self._feed_dicts.values():
             for d in dicts:
                 for el in d.elements:
