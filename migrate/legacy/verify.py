@@ -45,6 +45,7 @@ from tapeshift.migrate.legacy.compare import compare_runs
 from tapeshift.migrate.legacy.values import TOLERANCE_HELP
 from tapeshift.migrate.legacy.report import ScriptRun, VerifyReport
 from tapeshift.migrate.legacy.run_legacy import runner_command
+from tapeshift.migrate.legacy.warm import start as warm_start
 
 HELP = "run a legacy script (via run-legacy) and its migrated version and compare their numbers"
 
@@ -106,7 +107,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
                  on_output: OutputCallback | None = None, seed: int | None = None,
                  align_random: int | None = None, number: tuple[int, int] | None = None,
                  on_start: Callable[[subprocess.Popen], None] | None = None,
-                 role: str | None = None, resource_variables: bool = False) -> ScriptRun:
+                 role: str | None = None, resource_variables: bool = False,
+                 warm: bool = True) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
@@ -122,6 +124,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     report says "run k of n"; ``on_output`` gets the role ``legacy#k`` for k > 1).
     ``on_start`` is called with the child process once it is started. ``role``
     names the run in reports and output (default ``legacy`` or ``new``).
+    ``warm``: fork the run from a process that has imported TensorFlow where one
+    can serve it (:mod:`tapeshift.migrate.legacy.warm`); False: a fresh interpreter.
     """
     script = Path(script)
     role = role or ("legacy" if legacy else "new")
@@ -149,8 +153,11 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
                     resource_variables=resource_variables and legacy)
     try:
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+            proc = warm_start(cmd, cwd=cwd, env=env) if warm else None
+            if proc is None:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                        start_new_session=True)
         except OSError as exc:
             run.error = f"could not be started: {exc}"
             return run
@@ -279,8 +286,11 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
     not TF1's default ref variables (``--legacy-resource-variables``).
     """
     stream = (seed if seed is not None else ALIGN_DEFAULT_SEED) if align_random else None
+    # runs forked from one warm process share its string-hash salt: where the legacy
+    # runs' spread is measured, each run gets its own unless the salt is fixed anyway
+    warm = legacy_runs <= 1 or seed is not None or "PYTHONHASHSEED" in os.environ
     common = dict(timeout=timeout, cwd=cwd, on_output=on_output, seed=seed, align_random=stream,
-                  resource_variables=legacy_resource_variables)
+                  resource_variables=legacy_resource_variables, warm=warm)
     before = None
     if after is not None:
         before = run_captured(after, after_args, legacy=after_legacy, role="training",

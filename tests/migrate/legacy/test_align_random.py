@@ -158,7 +158,8 @@ def test_runner_command_carries_the_stream_seed(tmp_path, monkeypatch):
         raise OSError("not started")
 
     monkeypatch.setattr(verify.subprocess, "Popen", popen)
-    run = run_captured(_write(tmp_path / "s.py", "x = 1\n"), legacy=True, seed=3, align_random=3)
+    run = run_captured(_write(tmp_path / "s.py", "x = 1\n"), legacy=True, seed=3, align_random=3,
+                       warm=False)  # the command a fresh interpreter gets
     assert run.failed
     [cmd] = seen
     end = cmd.index("--", 3)
