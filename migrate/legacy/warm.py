@@ -54,6 +54,10 @@ START_VARIABLES = ("PYTHON", "TF_", "TPU_", "XLA_", "CUDA", "NVIDIA", "LD_", "DY
 #: how long a warm process may take to import TensorFlow before runs start cold
 READY_TIMEOUT = 300.0
 
+#: warm processes kept at once (each holds about 600 MB): a new environment's
+#: replaces the one used longest ago that runs nothing
+MAX_SERVERS = 2
+
 _SERVE = (
     "import sys\n"
     "sys.path.insert(0, {root!r})\n"
@@ -225,11 +229,16 @@ def _server_for(env: dict) -> _Server | None:
     key = _key(env)
     with _servers_lock:
         if key not in _servers:
+            live = [k for k, s in _servers.items() if s is not None]
+            for old in live[:max(0, len(live) - MAX_SERVERS + 1)]:
+                if not _servers[old].runs:  # type: ignore[union-attr]
+                    _servers.pop(old).close()  # type: ignore[union-attr]
             try:
                 _servers[key] = _Server(env)
             except OSError:
                 _servers[key] = None  # cold from now on, for this environment
-        server = _servers[key]
+        server = _servers.pop(key)
+        _servers[key] = server  # the last used goes last
     return server if server is not None and server.alive else None
 
 

@@ -118,3 +118,13 @@ def test_legacy_runs_measuring_spread_start_cold_unless_the_salt_is_fixed(tmp_pa
     assert parents == {os.getpid()}
     seeded = verify_scripts(legacy, legacy, legacy_runs=2, seed=0)
     assert {int(run.stdout.split()[0]) for run in seeded.legacy_runs} != {os.getpid()}
+
+
+def test_a_new_environment_replaces_the_warm_process_used_longest_ago(tmp_path, monkeypatch):
+    script = _write(tmp_path / "parent.py", PARENT)
+    monkeypatch.setattr(warm, "MAX_SERVERS", 1)
+    first = _parent_and_draws(run_captured(script, legacy=False, env=_env(TF_WARM_TEST="a")))[0]
+    second = _parent_and_draws(run_captured(script, legacy=False, env=_env(TF_WARM_TEST="b")))[0]
+    assert os.getpid() not in (first, second) and first != second
+    with pytest.raises(ProcessLookupError):  # the first has exited (and been reaped)
+        os.kill(first, 0)
