@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from tapeshift.migrate.engine.exit_codes import ExitCode, standalone_main
+from tapeshift.migrate.legacy.bootstrap import package_root, runner_command
 from tapeshift.migrate.rules.layers_compat_table import TF_KERAS_LEGACY_LAYERS
 from tapeshift.migrate.rules.rnn_cells_table import (
     CONTRIB_RNN_FUNCTIONS, RNN_CELLS, TF_KERAS_LEGACY_RNN_CELL)
@@ -495,54 +496,7 @@ def execute_script(script: str | os.PathLike, argv: Sequence[str] | None = None)
     return 0, module.__dict__
 
 
-# -- the child process ------------------------------------------------------
-
-def package_root() -> str:
-    """The directory that holds the ``tapeshift`` package (a checkout or site-packages)."""
-    import tapeshift
-
-    return os.path.dirname(os.path.dirname(os.path.realpath(tapeshift.__file__)))
-
-
-_BOOTSTRAP = (
-    "import sys\n"
-    "sys.path.insert(0, {root!r})\n"
-    "try:\n"
-    "    from tapeshift.migrate.legacy.capture import main\n"
-    "finally:\n"
-    "    del sys.path[0]\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
-
-
-def runner_command(
-    script: str | os.PathLike,
-    script_args: Sequence[str] = (),
-    *,
-    legacy: bool,
-    capture_dir: str | os.PathLike | None = None,
-    user_paths: Sequence[str | os.PathLike] = (),
-    python: str | None = None,
-    resource_variables: bool = False,
-) -> list[str]:
-    """The command line that runs ``script`` in a child Python.
-
-    ``legacy=True`` runs it as a TF1 script (run-legacy); ``capture_dir``
-    makes the child write the script's final numeric globals there (see
-    :mod:`tapeshift.migrate.legacy.capture`). Works from a checkout and when installed.
-    """
-    cmd = [python or sys.executable, "-c", _BOOTSTRAP.format(root=package_root())]
-    if legacy:
-        cmd.append("--legacy")
-        if resource_variables:
-            cmd.append("--resource-variables")
-    if capture_dir is not None:
-        cmd += ["--capture", os.fspath(capture_dir)]
-    for p in user_paths:
-        cmd += ["--user-path", os.fspath(p)]
-    cmd += ["--", os.fspath(script), *map(str, script_args)]
-    return cmd
-
+# -- the child process (its command line: bootstrap.runner_command) -----------
 
 def _signal_exit(code: int) -> int:
     return 128 - code if code < 0 else code
@@ -609,6 +563,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "CONTRIB_REPLACEMENTS", "CONTRIB_TF_SLIM", "ContribAttributeError", "ContribModuleError",
     "LegacyCompat", "LegacyImports", "LegacyLayersError", "LegacyTensorFlow", "contrib_message",
-    "enable_legacy_behavior", "execute_script", "legacy_layers", "legacy_rnn_cell", "run_legacy",
-    "runner_command",
+    "enable_legacy_behavior", "execute_script", "legacy_layers", "legacy_rnn_cell", "package_root",
+    "run_legacy", "runner_command",
 ]

@@ -42,6 +42,8 @@ import sys
 import threading
 from typing import Sequence
 
+from tapeshift.migrate.legacy.bootstrap import child_source
+
 #: set to "1" to start every run in a fresh interpreter
 COLD_SWITCH = "TAPESHIFT_COLD_START"
 
@@ -57,16 +59,6 @@ READY_TIMEOUT = 300.0
 #: warm processes kept at once (each holds about 600 MB): a new environment's
 #: replaces the one used longest ago that runs nothing
 MAX_SERVERS = 2
-
-_SERVE = (
-    "import sys\n"
-    "sys.path.insert(0, {root!r})\n"
-    "try:\n"
-    "    from tapeshift.migrate.legacy.warm import serve\n"
-    "finally:\n"
-    "    del sys.path[0]\n"
-    "serve(int(sys.argv[1]))\n"
-)
 
 
 def enabled() -> bool:
@@ -128,16 +120,15 @@ class _Server:
     run's stdout and stderr; its pid and, later, its exit code come back."""
 
     def __init__(self, env: dict) -> None:
-        from tapeshift.migrate.legacy.run_legacy import package_root
-
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self.lock = threading.Lock()
         self.runs: dict[int, WarmProcess] = {}
         self.next_id = 0
         self.alive = True
+        source = child_source("tapeshift.migrate.legacy.warm", "serve", "serve(int(sys.argv[1]))")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVE.format(root=package_root()), str(theirs.fileno())],
+            [sys.executable, "-c", source, str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         theirs.close()
