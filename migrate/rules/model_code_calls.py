@@ -3,19 +3,22 @@
 Part of :mod:`tapeshift.migrate.rules.model_code`: the rule walks the statements
 in the order the TF1 program runs them and hands each to :class:`CallRewriter`,
 which asks the rule's :class:`~tapeshift.migrate.engine.toolkit.variable_store.VariableStore`
-what each call means and writes its TF2 form.
+what each call means and writes its TF2 form. The syntax it reads and builds
+with the other model-code modules (``bind``, ``assign``, ``is_none`` ...) is
+:mod:`~tapeshift.migrate.rules.model_code_syntax`; they stay importable from here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
-from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
+from tapeshift.migrate.rules.model_code_syntax import (  # noqa: F401 - also imported from here
+    assign, assigned_names, bind, is_false, is_none, is_true, single_target)
 
 #: ``tf.get_variable``'s parameters, in order
 GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable",
@@ -520,19 +523,6 @@ class CallRewriter(cst.CSTTransformer):
 # ----------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------
-def bind(call: cst.Call, params: Sequence[str]) -> Dict[str, cst.BaseExpression]:
-    """Arguments by parameter name (positional ones by place); keeps call order."""
-    out: Dict[str, cst.BaseExpression] = {}
-    for k, arg in enumerate(call.args):
-        if arg.star:
-            continue
-        if arg.keyword is not None:
-            out[arg.keyword.value] = arg.value
-        elif k < len(params):
-            out[params[k]] = arg.value
-    return out
-
-
 def _constructor_args(call: cst.Call, params: Sequence[str], positional: int,
                       dropped: Sequence[str], name: Optional[cst.BaseExpression]) -> List[cst.Arg]:
     """The arguments of a ``tf.layers`` function call that its class takes, as the
@@ -579,44 +569,5 @@ def _call(func: str, positional: Sequence[cst.BaseExpression],
     return cst.Call(func=cst.parse_expression(func), args=args)
 
 
-def assign(target: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    """``target = value``, a statement of its own."""
-    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.parse_expression(target))],
-                                               value)])
-
-
-def single_target(stmt: cst.SimpleStatementLine) -> Optional[str]:
-    """The one target of ``x = ...`` or ``self.x = ...``, as code."""
-    if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) \
-            and len(stmt.body[0].targets) == 1:
-        target = stmt.body[0].targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
-                and target.value.value == "self":
-            return f"self.{target.attr.value}"
-    return None
-
-
-def assigned_names(stmt: cst.CSTNode) -> Set[str]:
-    out: Set[str] = set()
-    for n in nodes(stmt):
-        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
-            out.add(n.target.value)
-    return out
-
-
 def _bound_once(rule: Any, name: Optional[str]) -> bool:
     return name is not None and rule._assignments.get(name, 0) == 1
-
-
-def is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
-
-
-def is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
-def is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
