@@ -257,6 +257,15 @@ class ClassFeedsToMethods(FeedsToFunctions):
                         and not _is_binding(stmt, n):
                     self._bail(TS106.code, n, f"`{self._session_ref}` used other than by "
                                "sess.run: the codemod cannot follow it")
+        # an object's session read outside the class (``model.sess.run(model.W)``) would
+        # outlive the conversion: the attribute is gone from the migrated class
+        attr = self._session_ref.rpartition(".")[2]
+        inside = {id(n) for n in nodes(self._block)}
+        for n in nodes(self._module_node):
+            if isinstance(n, cst.Attribute) and n.attr.value == attr and id(n) not in inside \
+                    and not (isinstance(n.value, cst.Name) and n.value.value == "self"):
+                self._bail(TS106.code, n, f"`{code_of(n)}`: the session of an object of "
+                           f"`{self._block.name.value}` used outside the class: not converted")
 
     def _read_after(self, k: int, flat, body, start: int) -> bool:
         """The local statement ``k`` binds is read by a statement its method keeps."""
@@ -356,9 +365,11 @@ class ClassFeedsToMethods(FeedsToFunctions):
     # names in the step methods
     # ------------------------------------------------------------------
     def _param(self, ref: str) -> str:
-        return ref.rpartition(".")[2]
+        return self._setting_param(ref, ref.rpartition(".")[2])
 
     def _expr_of(self, ref: str) -> str:
+        if ref in self._settings:  # an attribute still: a variable
+            return ref
         if ref in self._placeholders or ref in self._local_refs:
             return ref.rpartition(".")[2]
         return ref
@@ -425,7 +436,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
                             i in self._copied and not self._read_after(i, flat, body, start)):
                         carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
                         continue
-                    new = self._rewrites.get(i, stmt)
+                    new = self._setting_variable(i) or self._rewrites.get(i, stmt)
                     if self._builds.get(i):
                         out.append(new)
                         *built, new = self._builds[i]
@@ -476,7 +487,8 @@ class ClassFeedsToMethods(FeedsToFunctions):
             if k == last_once:
                 members.extend(defs)
         for p, call in self._placeholders.items():
-            self.record_change(call, f"placeholder `{p}` -> a parameter of the step methods")
+            if p not in self._settings:
+                self.record_change(call, f"placeholder `{p}` -> a parameter of the step methods")
         for run in runs:
             fed = described_feeds(run, self._param)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
@@ -497,7 +509,7 @@ class _Localizer(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         ref = self.rule._ref(original_node)
-        if ref is not None and ref.startswith("self.") and (
+        if ref is not None and ref.startswith("self.") and ref not in self.rule._settings and (
                 ref in self.rule._placeholders or ref in self.rule._local_refs):
             return cst.Name(ref.rpartition(".")[2])
         return updated_node

@@ -55,8 +55,10 @@ from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_fetches import Fetches, fetched, local_bindings
 from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
+from tapeshift.migrate.rules.feeds_settings import FedSettings
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
 from tapeshift.migrate.rules.feeds_updates import UpdateOps
+from tapeshift.migrate.rules.feeds_runs import dominating_bindings
 from tapeshift.migrate.rules.feeds_steps import (DICT_OF_ZIP, Bail, Run, StepFunctions,
                                                  loaded_names, loaded_refs)
 
@@ -101,8 +103,8 @@ def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
 
 
 @register_rule
-class FeedsToFunctions(FedGraph, Fetches, GraphBlocks, GraphAfterSession, SessionSections, UpdateOps,
-                       StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
+class FeedsToFunctions(FedGraph, FedSettings, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
+                       UpdateOps, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
     #: before the session rule, which would block on the fed graphs it turns into functions
@@ -275,6 +277,7 @@ class FeedsToFunctions(FedGraph, Fetches, GraphBlocks, GraphAfterSession, Sessio
         session = self._session_name(body[start])
         runs: List[Run] = []
         self._feed_dicts = self._named_feed_dicts(body[start:])
+        self._feeds_seen = dominating_bindings(body[start:], set(self._feed_dicts))
         self._key_lists = self._key_lists_of(body)
 
         def walk(n: cst.CSTNode) -> None:
@@ -427,7 +430,8 @@ class FeedsToFunctions(FedGraph, Fetches, GraphBlocks, GraphAfterSession, Sessio
                         base: str, extra: List[Tuple[str, cst.BaseExpression]]) -> Run:
         """A run fed by the named feed dict ``base`` (``**base``) and the feeds ``extra``
         beside it: the keys every binding of ``base`` holds are fed, the others optional."""
-        bindings = self._feed_dicts[base]
+        seen = self._feeds_seen.get((id(call), base))
+        bindings = [seen] if seen is not None else self._feed_dicts[base]
         every = [k for d in bindings for k in _dict_keys(d)]
         for name, value in extra:
             if name in every:  # run_f(**feed, x=...) would pass x twice

@@ -90,6 +90,7 @@ class FedGraph:
         optimizers, graph computations (recomputed per step) and the rest."""
         self._stmts: List[Stmt] = block_info(body, self.BASE)
         self._placeholders: Dict[str, cst.Call] = {}
+        self._no_settings()  # placeholders an optimizer reads (feeds_settings.py)
         self._variables: List[str] = []  # trainable, in creation order
         self._var_names: Set[str] = set()
         self._graph: Set[int] = set()
@@ -178,9 +179,9 @@ class FedGraph:
                                "computed tensor is not converted")
                 continue
             if api is not None and api.startswith("train.") and api.endswith("Optimizer"):
-                if st.reads & (tainted - self._var_names):
-                    self._bail(TS108.code, node, "an optimizer built from a fed or computed "
-                               "tensor (a placeholder learning rate) is not converted")
+                if st.reads & (tainted - self._var_names):  # lr = tf.placeholder(...)
+                    self._accept_settings(st.reads & (tainted - self._var_names), i, value,
+                                          "an optimizer")
                 self._optimizers |= st.writes
                 continue
             if api is not None and (api.startswith("train.") and api.endswith("_decay")

@@ -18,6 +18,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.walk import children, nodes
 
 
 #: feed_dict=dict(zip(KEYS, VALUES))
@@ -123,3 +125,48 @@ def described_feeds(run: Run, param=lambda ref: ref) -> str:
     if run.feed_name:
         return ", ".join([f"**{run.feed_name}", *(f"{param(n)}=..." for n, _ in run.extra)])
     return ", ".join(f"{param(n)}=..." for n, _ in run.feeds)
+
+
+
+def dominating_bindings(stmts: Sequence[cst.CSTNode],
+                        names: Set[str]) -> Dict[Tuple[int, str], cst.Dict]:
+    """``(id(call), name)`` -> the dict literal bound to ``name`` by an earlier statement
+    of the same block, ``name = {...}``, with no other binding of ``name`` between them:
+    the one binding every run of ``call`` sees (``feed = {x: a, lr: r}`` and then
+    ``sess.run(f, feed_dict=feed)`` in a loop's body, where another binding of ``feed``
+    elsewhere feeds other placeholders)."""
+    out: Dict[Tuple[int, str], cst.Dict] = {}
+
+    def inner_blocks(node: cst.CSTNode):
+        for child in children(node):
+            if isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                yield child
+            elif not isinstance(child, cst.BaseSmallStatement):
+                yield from inner_blocks(child)
+
+    def block(body: Sequence[cst.CSTNode]) -> None:
+        current: Dict[str, cst.Dict] = {}
+        for stmt in body:
+            for inner in inner_blocks(stmt):
+                block(inner.body)
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                current = {}  # (its calls run later, after whatever binding)
+                continue
+            rebound = names_of(stmt)[1] & names
+            if current:
+                for call in nodes(stmt):
+                    if isinstance(call, cst.Call):
+                        for name, value in current.items():
+                            if name not in rebound:
+                                out.setdefault((id(call), name), value)
+            for name in rebound:
+                current.pop(name, None)
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) \
+                and len(stmt.body) == 1 else None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name) \
+                    and small.targets[0].target.value in names and isinstance(small.value, cst.Dict):
+                current[small.targets[0].target.value] = small.value
+
+    block(stmts)
+    return out

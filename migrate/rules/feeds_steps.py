@@ -44,6 +44,7 @@ class StepFunctions:
                 for j in step.statements:
                     used |= self._stmts[j].reads
                 used |= fetched
+                used |= self._settings_of(used)  # an optimizer's fed learning rate
                 step.params = [p for p in self._placeholders if p in used]
                 step.used = set(step.params)
                 step.required = {p for p in step.params
@@ -133,7 +134,7 @@ class StepFunctions:
                          runs: List[Run]) -> None:
         """Names that leave module level (placeholders, graph values) may be read
         only where a run fetches or feeds them."""
-        moved = self._names_of_graph() | set(self._placeholders)
+        moved = self._names_of_graph() | set(self._placeholders) - set(self._settings)
         allowed: Set[int] = set()
         for run in runs:
             for n, _ in loaded_refs(run.fetch, self.BASE):
@@ -181,7 +182,7 @@ class StepFunctions:
         """Whether statement ``i`` makes placeholders only (the statement that makes
         one: the name may be bound to something else elsewhere)."""
         st = self._stmts[i]
-        if not st.writes or st.writes - set(self._placeholders):
+        if not st.writes or st.writes - set(self._placeholders) or i in self._settings.values():
             return False
         made = {id(n) for n in nodes(st.node)}
         return all(id(self._placeholders[name]) in made for name in st.writes)
@@ -217,8 +218,8 @@ class StepFunctions:
         self._run_calls = {run.call: run for run in runs}
 
         named = [d for run in runs if run.feed_name for d in self._feed_dicts[run.feed_name]]
-        replacer = RunReplacer(self._run_calls, None, named, drop=list(self._key_lists.values()),
-                               values=self._value_runs)
+        replacer = RunReplacer(self._run_calls, None, named, self._param,
+                               drop=list(self._key_lists.values()), values=self._value_runs)
         out: List[cst.CSTNode] = []
         gap = False  # a removed statement's blank line goes to the next one kept
         comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
@@ -236,12 +237,14 @@ class StepFunctions:
                 if self._placeholder_stmt(i) and i not in self._graph:
                     comments += [ln for ln in body[i].leading_lines if ln.comment is not None]
                 continue
-            stmt = body[i]
+            stmt = self._setting_variable(i) or body[i]
             if i in self._early_functions:  # it runs the session once it is open
                 stmt = _without_globals(stmt.visit(replacer),
                                         self._names_of_graph() | set(self._placeholders))
-            if gap and out and not stmt.leading_lines:
-                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            if gap and out and (not stmt.leading_lines or stmt.leading_lines[0].comment is not None):
+                # (before its comments: `import ...`, blank, `# the learning rate`, `lr = ...`)
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False),
+                                                        *stmt.leading_lines])
             if comments:
                 lines = list(stmt.leading_lines)
                 at = next((k for k, ln in enumerate(lines) if ln.comment is not None), len(lines))
@@ -273,8 +276,8 @@ class StepFunctions:
             if k == 0:  # the comments of placeholders made just before the session
                 lines, comments = lines + comments, []
             out.append(d.with_changes(leading_lines=lines))
-        replacer = RunReplacer(self._run_calls, wrap, named, drop=list(self._key_lists.values()),
-                               values=self._value_runs)
+        replacer = RunReplacer(self._run_calls, wrap, named, self._param,
+                               drop=list(self._key_lists.values()), values=self._value_runs)
         visited = [(i, stmt.visit(replacer)) for i, stmt in self._without_after(body, start)]
         rest = self._renested([(i, stmt) for i, stmt in visited
                                if not isinstance(stmt, cst.RemovalSentinel)], start)
@@ -293,9 +296,10 @@ class StepFunctions:
                 self.report(TS116.code, call, "random op recomputed at each step: the legacy run "
                             "and the migrated run draw different numbers", changes_numbers=True)
         for p, call in self._placeholders.items():
-            self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")
+            if p not in self._settings:
+                self.record_change(call, f"placeholder `{p}` -> a parameter of the step functions")
         for run in runs:
-            fed = described_feeds(run)
+            fed = described_feeds(run, self._param)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
                                f"`{run.function}({fed})`")
         return out
@@ -312,7 +316,7 @@ class StepFunctions:
     # -- names in the step functions (the class rule renames them) ----------
     def _param(self, ref: str) -> str:
         """The step function's parameter for the placeholder ``ref``."""
-        return ref
+        return self._setting_param(ref, ref)
 
     def _expr_of(self, ref: str) -> str:
         """How a step function spells what ``ref`` names."""
@@ -336,7 +340,8 @@ class StepFunctions:
             'fed values."""'))]))
         for p in step.params:
             if p in step.used:  # a placeholder fed but never read stays as passed
-                lines.extend(self._conversion(self._param(p), self._placeholders[p]))
+                lines.extend(self._setting_assignments([p])
+                             or self._conversion(self._param(p), self._placeholders[p]))
         # (a `with tf.control_dependencies([...]): op = tf.no_op()` only orders what it
         # depends on, which the function runs anyway: it is not written)
         plain = [j for j in step.statements if j not in self._train]
@@ -380,11 +385,11 @@ class StepFunctions:
         tf = self._alias
         api = self.tf_api_name(call.func)
         if api == "placeholder":
-            dtype = _arg(call, 0, "dtype")
+            dtype = call_argument(call, 0, "dtype")
             conv = f"{p} = {tf}.convert_to_tensor({p}, {code_of(dtype)})" if dtype is not None \
                 else f"{p} = {tf}.convert_to_tensor({p})"
             return [cst.parse_statement(conv)]
-        default = _arg(call, 0, "input")
+        default = call_argument(call, 0, "input")
         dtype = _literal_dtype(default)
         if dtype is not None:
             return [cst.parse_statement(
@@ -456,7 +461,8 @@ def _without_globals(fn: cst.FunctionDef, gone: Set[str]) -> cst.FunctionDef:
     return fn.visit(_Drop())
 
 
-def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+def call_argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    """The argument of ``call`` given as ``keyword`` or at position ``index``."""
     for k, arg in enumerate(call.args):
         if arg.keyword is not None and arg.keyword.value == keyword:
             return arg.value

@@ -39,9 +39,9 @@ class UpdateOps:
             opt: cst.BaseExpression = receiver
         elif isinstance(receiver, cst.Call) and (self.tf_api_name(receiver.func) or "") \
                 .startswith("train.") and (self.tf_api_name(receiver.func) or "").endswith("Optimizer"):
-            if names_of(receiver, self.BASE)[0] & (set(self._placeholders) | self._names_of_graph()):
-                self._bail(TS108.code, receiver, "an optimizer built from a fed or computed tensor "
-                           "is not converted")
+            fed = names_of(receiver, self.BASE)[0] & (set(self._placeholders) | self._names_of_graph())
+            if fed:  # tf.train.AdamOptimizer(lr).minimize(loss), lr = tf.placeholder(...)
+                self._accept_settings(fed, i, receiver, "an optimizer")
             target = small.targets[0].target
             base = "optimizer"
             if self._ref(target) is not None:

@@ -63,9 +63,9 @@ TS108 = CodeInfo(
     summary="the graph holds an op whose value changes when it runs and the codemod cannot place it",
     what="Finds state changes the rules cannot place: optimizer steps outside a file "
          "that runs them in a Session (or in forms the feeds rule does not convert: "
-         "`var_list` from a collection, a placeholder learning rate, `minimize` not "
-         "assigned), assignments, `tf.Print`, `py_func`, dataset iterators and random "
-         "ops outside variable initialisers.",
+         "`var_list` from a collection, an optimizer built from a computed tensor or a "
+         "defaulted placeholder, `minimize` not assigned), assignments, `tf.Print`, "
+         "`py_func`, dataset iterators and random ops outside variable initialisers.",
     why="In a graph these run each time `sess.run` fetches them; in eager code "
         "they would run once, when the line is reached, so losses read later "
         "would see different variable values (docs/tf1-vs-tf2.md, section 1). Train ops the "

@@ -942,7 +942,7 @@ FALLBACKS = [
         import tensorflow as tf
 
         x = tf.placeholder(tf.float32, [2])
-        lr = tf.placeholder(tf.float32, [])
+        lr = tf.placeholder_with_default(0.1, [])
         W = tf.Variable([1.0, 2.0])
         loss = tf.reduce_sum(W * x)
         opt = tf.train.GradientDescentOptimizer(lr)
@@ -951,7 +951,8 @@ FALLBACKS = [
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             sess.run(train_op, feed_dict={x: [1.0, 1.0], lr: 0.1})
-    """, "TS108", 7, "a placeholder learning rate", id="placeholder-learning-rate"),
+    """, "TS108", 7, "an optimizer built from a fed or computed tensor (`lr`, not a scalar "
+        "tf.placeholder", id="defaulted-placeholder-learning-rate"),
     pytest.param("""
         import tensorflow as tf
 
