@@ -32,7 +32,8 @@ from typing import Sequence
 
 from tapeshift.migrate.checkpoints import CheckpointError
 from tapeshift.migrate.checkpoints.matching import Target
-from tapeshift.migrate.legacy.run_legacy import execute_script, package_root
+from tapeshift.migrate.legacy.bootstrap import child_source
+from tapeshift.migrate.legacy.run_legacy import execute_script
 
 DEFAULT_TIMEOUT = 600.0
 STDERR_TAIL_LINES = 20
@@ -44,17 +45,6 @@ OPTIMIZER_METHODS = (
     ("tf_keras.src.optimizers.optimizer", "Optimizer", ("apply_gradients",)),
     ("tf_keras.src.optimizers.legacy.optimizer_v2", "OptimizerV2", ("apply_gradients",)),
 )
-
-_BOOTSTRAP = (
-    "import sys\n"
-    "sys.path.insert(0, {root!r})\n"
-    "try:\n"
-    "    from tapeshift.migrate.checkpoints.collect import child_main\n"
-    "finally:\n"
-    "    del sys.path[0]\n"
-    "sys.exit(child_main(sys.argv[1:]))\n"
-)
-
 
 # -- the child --------------------------------------------------------------
 
@@ -241,7 +231,9 @@ def collect_variables(script: str | os.PathLike, args: Sequence[str] = (), *,
         raise CheckpointError(f"{script}: no such script")
     tmp = tempfile.mkdtemp(prefix="tapeshift-collect-")
     out = os.path.join(tmp, "variables.json")
-    cmd = [sys.executable, "-c", _BOOTSTRAP.format(root=package_root()), "--out", out,
+    source = child_source("tapeshift.migrate.checkpoints.collect", "child_main",
+                          "sys.exit(child_main(sys.argv[1:]))")
+    cmd = [sys.executable, "-c", source, "--out", out,
            *(["--run-to-end"] if run_to_end else []), "--", script, *map(str, args)]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
     try:

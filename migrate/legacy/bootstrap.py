@@ -2,7 +2,8 @@
 
 A child is ``python -c SOURCE ARGS...``: :func:`child_source` is that source, one
 for every kind of child (the runner of :mod:`tapeshift.migrate.legacy.capture`,
-the warm process of :mod:`tapeshift.migrate.legacy.warm`). It imports the child's
+the warm process of :mod:`tapeshift.migrate.legacy.warm`, the variable collector of
+:mod:`tapeshift.migrate.checkpoints.collect`). It imports the child's
 entry point from the ``tapeshift`` this process runs (a checkout or an
 installation, :func:`package_root`), with that directory first on ``sys.path``
 for the import only, so that the script the child runs sees the ``sys.path`` a
