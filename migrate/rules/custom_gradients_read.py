@@ -25,6 +25,7 @@ from tapeshift.migrate.engine.toolkit.walk import children, release, visit
 from tapeshift.migrate.rules.custom_gradients_ops import (BUILTIN_GRADIENTS, INPUT_KEYWORDS, NEUTRAL,
                                                           OVERRIDABLE, OVERRIDABLE_TYPES, SAFE_BUILTINS)
 from tapeshift.migrate.rules.custom_gradients_rewrite import Key, OverrideScope, Registration
+from tapeshift.migrate.rules.custom_gradients_codes import TS120, TS121, TS122, TS123
 
 
 def _int_literal(node: cst.BaseExpression) -> Optional[int]:
@@ -71,19 +72,19 @@ class OverrideReading:
                 fn = n
                 break
         if item.asname is not None:
-            self.report("TS120", call, "gradient_override_map(...) bound with `as`: the "
+            self.report(TS120.code, call, "gradient_override_map(...) bound with `as`: the "
                         "codemod cannot follow the context manager")
             return None
         if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star \
                 or not isinstance(call.args[0].value, cst.Dict):
-            self.report("TS120", call, "gradient_override_map(...) takes a map built at run "
+            self.report(TS120.code, call, "gradient_override_map(...) takes a map built at run "
                         "time; only a literal dict of string literals can be rewritten")
             return None
         entries: List[Tuple[str, Union[Registration, str]]] = []
         ok = True
         for el in call.args[0].value.elements:
             if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
-                self.report("TS120", el, "gradient_override_map: a key that is not a string "
+                self.report(TS120.code, el, "gradient_override_map: a key that is not a string "
                             "literal (the op type must be known when the file is read)")
                 ok = False
                 continue
@@ -96,13 +97,13 @@ class OverrideReading:
                 key = ("name", id(fn), value.value)
                 shown = f"`{value.value}`"
             else:
-                self.report("TS120", el, f"gradient_override_map: the gradient for \"{op_type}\" "
+                self.report(TS120.code, el, f"gradient_override_map: the gradient for \"{op_type}\" "
                             "is computed at run time; only a string literal (or a local name "
                             "also passed to @RegisterGradient) can be followed")
                 ok = False
                 continue
             if op_type not in OVERRIDABLE_TYPES:
-                self.report("TS121", el, f"op type \"{op_type}\": the codemod has no tape form "
+                self.report(TS121.code, el, f"op type \"{op_type}\": the codemod has no tape form "
                             "for overriding it (supported: "
                             f"{', '.join(sorted(OVERRIDABLE_TYPES))})")
                 ok = False
@@ -112,13 +113,13 @@ class OverrideReading:
                 if key[0] == "str" and key[1] in BUILTIN_GRADIENTS:
                     entries.append((op_type, key[1]))
                 else:
-                    self.report("TS122", el, f"gradient {shown} (for \"{op_type}\") is not "
+                    self.report(TS122.code, el, f"gradient {shown} (for \"{op_type}\") is not "
                                 "registered in this file by a @RegisterGradient function the "
                                 "codemod can read")
                     ok = False
                 continue
             if reg.line > line or (reg.scope is not None and reg.scope is not fn):
-                self.report("TS122", el, f"gradient {shown} is registered by "
+                self.report(TS122.code, el, f"gradient {shown} is registered by "
                             f"`{reg.fn.name.value}` (line {reg.line}) after this scope or in "
                             "another function; the generated function could not be placed")
                 ok = False
@@ -133,7 +134,7 @@ class OverrideReading:
         def walk(n: cst.CSTNode) -> None:
             nonlocal ok
             if isinstance(n, cst.With) and any(self._is_override_call(i.item) for i in n.items):
-                self.report("TS121", n, "a gradient_override_map scope nested in another one")
+                self.report(TS121.code, n, "a gradient_override_map scope nested in another one")
                 ok = False
             if isinstance(n, cst.Call):
                 api = self.tf_api_name(n.func)
@@ -141,7 +142,7 @@ class OverrideReading:
                     op_type = OVERRIDABLE[api]
                     if op_type in mapping:
                         if self._input_of(n) is None:
-                            self.report("TS121", n, f"{code_of(n.func)}(...) with arguments the "
+                            self.report(TS121.code, n, f"{code_of(n.func)}(...) with arguments the "
                                         "codemod cannot pass to a @tf.custom_gradient function")
                             ok = False
                         else:
@@ -152,7 +153,7 @@ class OverrideReading:
                 elif api is None and isinstance(n.func, cst.Name) and n.func.value in SAFE_BUILTINS:
                     pass
                 else:
-                    self.report("TS121", n, f"{code_of(n.func)}(...) inside a gradient_override_map "
+                    self.report(TS121.code, n, f"{code_of(n.func)}(...) inside a gradient_override_map "
                                 "scope: the codemod cannot see which ops it builds")
                     ok = False
             for child in children(n):
@@ -164,7 +165,7 @@ class OverrideReading:
             release(walk)
         for op_type in mapping:
             if op_type not in seen:
-                self.report("TS121", call, f"no call in this scope visibly builds a \"{op_type}\" "
+                self.report(TS121.code, call, f"no call in this scope visibly builds a \"{op_type}\" "
                             "op; the override would apply to ops the codemod cannot see")
                 ok = False
         if not ok:
@@ -200,11 +201,11 @@ class OverrideReading:
                   and p.star_kwarg is None and not isinstance(p.star_arg, cst.Param)
                   and all(q.default is None for q in p.params))
         if not simple:
-            self.report("TS123", fn, f"`{fn.name.value}` does not take exactly (op, grad): the "
+            self.report(TS123.code, fn, f"`{fn.name.value}` does not take exactly (op, grad): the "
                         "codemod rewrites gradients of one-output ops only")
             return False
         if name_uses.get(fn.name.value, 0) > 0:
-            self.report("TS123", fn, f"`{fn.name.value}` is also used directly, not only as a "
+            self.report(TS123.code, fn, f"`{fn.name.value}` is also used directly, not only as a "
                         "registered gradient; changing its parameters would break that use")
             return False
         op_name = p.params[0].name.value
@@ -236,7 +237,7 @@ class OverrideReading:
                 else:
                     use = code_of(grand if isinstance(grand, cst.Subscript) else parent) \
                         if isinstance(parent, (cst.Attribute, cst.Call, cst.Subscript)) else op_name
-                    self.report("TS123", n, f"`{fn.name.value}` uses its op as `{use}`; only "
+                    self.report(TS123.code, n, f"`{fn.name.value}` uses its op as `{use}`; only "
                                 f"`{op_name}.inputs[0]` and `{op_name}.outputs[0]` have a tape form")
                     ok = False
             stack.append(n)

@@ -39,7 +39,6 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 import libcst.matchers as m
 
-from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.engine.registry import RuleOption, register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
@@ -57,7 +56,7 @@ from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_settings import FedSettings
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
-from tapeshift.migrate.rules.feeds_updates import UpdateOps
+from tapeshift.migrate.rules.feeds_updates import TS132, UpdateOps
 from tapeshift.migrate.rules.feeds_runs import dominating_bindings
 from tapeshift.migrate.rules.feeds_steps import (DICT_OF_ZIP, Bail, Run, StepFunctions,
                                                  loaded_names, loaded_refs)
@@ -67,27 +66,6 @@ from tapeshift.migrate.rules.feeds_steps import (DICT_OF_ZIP, Bail, Run, StepFun
 TF_FUNCTION = "tf_function"
 # the analysis walk's per-node test (memoized isinstance: node classes are ABCs)
 _is_call = instance_test(cst.Call)
-
-
-TS132 = CodeInfo(
-    code="TS132",
-    name="unordered-updates",
-    severity=Severity.INFO,
-    summary="TF1 ran these update ops at the same time; the migrated step runs them in order",
-    what="Notes `with tf.control_dependencies([train_step, averages_op]): train_op = "
-         "tf.no_op()` (or `tf.group(...)`) over two or more ops that change variables, none "
-         "of which waits for another. The file is converted.",
-    why="TF1 starts such ops together, in no fixed order: one may read a variable before "
-        "or after another updates it (a moving average of the weights before or after the "
-        "optimizer's step), and two runs of the legacy program can differ. The step "
-        "function runs them in the order they are written, which is one of TF1's "
-        "possible outcomes; `tapeshift verify --legacy-runs 3` shows the legacy spread.",
-    example="with tf.control_dependencies([train_step, averages_op]):\n"
-            "    train_op = tf.no_op(name=\"train\")",
-    use_instead="Say the order TF1 should have had: `with tf.control_dependencies([train_step]):"
-                " averages_op = ema.apply(var_list)`, which the migrated step then keeps.",
-    fix_safety="The step runs the updates one after the other, in the order written.",
-)
 
 
 def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:

@@ -17,10 +17,32 @@ from typing import Optional
 
 import libcst as cst
 
+from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.session import VARIABLE_UPDATES, TS108
+
+TS132 = CodeInfo(
+    code="TS132",
+    name="unordered-updates",
+    severity=Severity.INFO,
+    summary="TF1 ran these update ops at the same time; the migrated step runs them in order",
+    what="Notes `with tf.control_dependencies([train_step, averages_op]): train_op = "
+         "tf.no_op()` (or `tf.group(...)`) over two or more ops that change variables, none "
+         "of which waits for another. The file is converted.",
+    why="TF1 starts such ops together, in no fixed order: one may read a variable before "
+        "or after another updates it (a moving average of the weights before or after the "
+        "optimizer's step), and two runs of the legacy program can differ. The step "
+        "function runs them in the order they are written, which is one of TF1's "
+        "possible outcomes; `tapeshift verify --legacy-runs 3` shows the legacy spread.",
+    example="with tf.control_dependencies([train_step, averages_op]):\n"
+            "    train_op = tf.no_op(name=\"train\")",
+    use_instead="Say the order TF1 should have had: `with tf.control_dependencies([train_step]):"
+                " averages_op = ema.apply(var_list)`, which the migrated step then keeps.",
+    fix_safety="The step runs the updates one after the other, in the order written.",
+)
+
 
 #: a layer's lists of its variables that a moving average may keep
 _LAYER_VARIABLES = frozenset({"trainable_variables", "variables"})
@@ -206,7 +228,7 @@ class UpdateOps:
                      and b not in self._stmts[defs[a]].reads]
         if unordered:
             a, b = unordered[0]
-            self.report("TS132", node, f"TF1 runs `{a}` and `{b}` at the same time, in no fixed "
+            self.report(TS132.code, node, f"TF1 runs `{a}` and `{b}` at the same time, in no fixed "
                         "order; the step function runs them in the order they are written "
                         "(tapeshift verify --legacy-runs 3 shows whether the legacy runs differ)",
                         changes_numbers=True)

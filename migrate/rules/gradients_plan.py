@@ -32,6 +32,7 @@ from tapeshift.migrate.engine.toolkit.dataflow import (
 from tapeshift.migrate.engine.toolkit.gradient_helpers import TAPE_PARAM, GradientHelper
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.gradients_codes import TS103, TS105, TS110, TS111
 
 #: Arguments that only steer graph construction; dropped (TS110).
 GRAPH_ONLY_PARAMS = frozenset({
@@ -102,7 +103,7 @@ class TapePlans:
         back = backward_slice(stmts, set(gc.ys), gc.stmt_index) | {gc.stmt_index}
         for name in sorted(at_start - set(gc.xs)):
             if any(name in stmts[j].reads and last_def(stmts, name, j) < 0 for j in back):
-                self.report("TS103", gc.call, f"tf.gradients in a loop whose target depends on "
+                self.report(TS103.code, gc.call, f"tf.gradients in a loop whose target depends on "
                             f"`{name}`, which an earlier pass computed from the sources (one "
                             "tape around the whole loop would be needed): not converted")
                 return False
@@ -128,7 +129,7 @@ class TapePlans:
                                                   for n in nodes(c.target) if isinstance(n, cst.Name)}
                 if computed:
                     kind = type(gc.enclosing[-1]).__name__.lower()
-                    self.report("TS103", gc.call, f"tf.gradients inside a `{kind}` block that "
+                    self.report(TS103.code, gc.call, f"tf.gradients inside a `{kind}` block that "
                                 f"also computes its target `{sorted(computed)[0]}` (a tape around "
                                 "each pass would be needed): not converted")
                     ok = False
@@ -149,7 +150,7 @@ class TapePlans:
             if block in self._loop_bodies and not self._one_pass(stmts, gc):
                 ok = False
             if not gc.slice:
-                self.report("TS111", gc.call, f"no computation from `{', '.join(gc.xs)}` to "
+                self.report(TS111.code, gc.call, f"no computation from `{', '.join(gc.xs)}` to "
                             f"`{', '.join(gc.ys)}` was found in this block")
                 ok = False
         if not ok:
@@ -174,7 +175,7 @@ class TapePlans:
                         moved.setdefault(level, set()).add(gc.stmt_index)
                         continue
                     line, _ = self.position(body[end])
-                    self.report("TS105", gc.call, "this gradient is taken inside the forward "
+                    self.report(TS105.code, gc.call, "this gradient is taken inside the forward "
                                 f"computation of its tape (which ends at line {line})")
                     ok = False
             regions.append((start, end))
@@ -260,7 +261,7 @@ class TapePlans:
                 continue
             dropped = sorted(k for k in gc.args if k in GRAPH_ONLY_PARAMS)
             if dropped:
-                self.report("TS110", gc.call, "dropped tf.gradients argument(s) with no meaning "
+                self.report(TS110.code, gc.call, "dropped tf.gradients argument(s) with no meaning "
                             f"in eager mode: {', '.join(dropped)}")
             new_call = code_of(self._tape_call(gc.call, tape))
             old = code_of(gc.call)
