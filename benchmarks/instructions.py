@@ -51,7 +51,9 @@ def instructions(checkout: Path, files: Path, what: str, out: Path) -> subproces
     env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1")
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no",
            f"--cachegrind-out-file={out}.cg", sys.executable, "-c", _JOB, what, str(files)]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+    # run from the output's folder: ``python -c`` puts its working directory first on
+    # sys.path, which from a checkout would import that checkout's code for both runs
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, cwd=str(out.parent),
                             stderr=open(f"{out}.log", "w"))
 
 
