@@ -28,7 +28,8 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.metadata import OnDemand, start_positions
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
 from tapeshift.migrate.engine.toolkit.walk import (instance_test, no_attribute_hook, node_classes,
-                                                   transform_module, untouched)
+                                                   transform_dispatched, transform_module,
+                                                   untouched)
 
 SCRATCH_FINDINGS = "tapeshift.findings"
 SCRATCH_CHANGES = "tapeshift.changes"
@@ -65,6 +66,13 @@ def _has_attribute_hooks(cls: type) -> bool:
     return any(_ATTRIBUTE_HOOK.match(name)
                for klass in cls.__mro__ if not klass.__module__.startswith("libcst")
                for name in vars(klass))
+
+
+def _plain_dispatch(cls: type) -> bool:
+    """``cls`` dispatches as :class:`TapeshiftCodemod` does (``on_visit``,
+    ``_visit`` and ``on_leave`` its own)."""
+    return (cls.on_visit is TapeshiftCodemod.on_visit and cls._visit is TapeshiftCodemod._visit
+            and cls.on_leave is TapeshiftCodemod.on_leave)
 
 
 @functools.lru_cache(maxsize=None)
@@ -208,8 +216,17 @@ class TapeshiftCodemod(speedups.CodemodOverrides, VisitorBasedCodemodCommand):
         if not speedups.active():
             return super().transform_module_impl(tree)
         # a plain dispatch without attribute hooks need not go where no hook is
-        skip = _untouched(type(self)) if self._plain and \
-            self.on_visit_attribute is no_attribute_hook is self.on_leave_attribute else frozenset()
+        plain = self._plain and self.on_visit_attribute is no_attribute_hook is self.on_leave_attribute
+        skip = _untouched(type(self)) if plain else frozenset()
+        if plain and _plain_dispatch(type(self)):
+            # the hooks called straight from the walk (the dispatch below, inlined)
+            shallow = (_statement_level, _small_statement) if self.STATEMENTS_ONLY else None
+            result, rewrote = transform_dispatched(tree, self, self._visits, self._leaves, skip, shallow)
+            if rewrote:
+                self._rewrote = True
+            if isinstance(result, cst.RemovalSentinel):  # as Module.visit answers a removal
+                return tree.with_changes(body=(), header=(), footer=())
+            return result  # type: ignore[return-value]
         return transform_module(tree, self, skip)
 
     def kept_tree(self) -> bool:

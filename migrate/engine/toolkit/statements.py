@@ -8,7 +8,7 @@ full walk would.
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from typing import Dict, Iterator, List, Tuple
 
 import libcst as cst
 
@@ -20,15 +20,23 @@ _FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
 _leaf = instance_test((cst.BaseExpression, cst.BaseSmallStatement))
 _node = instance_test(cst.CSTNode)
 
+#: node class -> the fields of ``_FIELDS`` its nodes have (none for a leaf: a
+#: small statement or an expression), learnt from its first node
+_CLASS_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
 
 def statement_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The statements, suites and clauses directly under ``node`` (a module,
     statement, suite or clause); nothing for a small statement or an expression."""
-    if _leaf(node):
+    fields = _CLASS_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CLASS_FIELDS[type(node)] = () if _leaf(node) else tuple(
+            field for field in _FIELDS if hasattr(node, field))
+    if not fields:
         return []
     out: List[cst.CSTNode] = []
-    for field in _FIELDS:
-        value = getattr(node, field, None)
+    for field in fields:
+        value = getattr(node, field)
         if _node(value):
             out.append(value)
         elif isinstance(value, (list, tuple)):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
 import re
 import typing
 from contextlib import contextmanager
@@ -51,11 +52,12 @@ T = TypeVar("T")
 
 #: node class -> (the fields LibCST visits, in its order; the fields that were None
 #: and not visited in every instance learnt from: LibCST may visit some of them
-#: when they are set, as ``FormattedStringExpression.format_spec``)
-_FIELDS: Dict[type, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
+#: when they are set, as ``FormattedStringExpression.format_spec``; a getter of
+#: the visited fields' values)
+_FIELDS: Dict[type, Tuple[Tuple[str, ...], Tuple[str, ...], Callable]] = {}
 
 
-def _learn(node: cst.CSTNode, known=None) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+def _learn(node: cst.CSTNode, known=None) -> Tuple[Tuple[str, ...], Tuple[str, ...], Callable]:
     fields = visited_fields(node)
     unset = [f.name for f in dataclasses.fields(node)
              if getattr(node, f.name) is None and f.name not in fields]
@@ -64,11 +66,21 @@ def _learn(node: cst.CSTNode, known=None) -> Tuple[Tuple[str, ...], Tuple[str, .
             if name not in fields:  # visited there, None and not visited here
                 fields.insert(fields.index(known[0][i - 1]) + 1 if i else 0, name)
         unset = [name for name in known[1] if name in unset]
-    entry = _FIELDS[type(node)] = (tuple(fields), tuple(unset))
+    entry = _FIELDS[type(node)] = (tuple(fields), tuple(unset), _getter(tuple(fields)))
     return entry
 
 
-def _fields(node: cst.CSTNode) -> Tuple[str, ...]:
+def _getter(fields: Tuple[str, ...]) -> Callable[[cst.CSTNode], Tuple[object, ...]]:
+    """A node's values of ``fields``, as a tuple (``operator.attrgetter``)."""
+    if not fields:
+        return lambda node: ()
+    if len(fields) == 1:
+        name = fields[0]
+        return lambda node: (getattr(node, name),)
+    return operator.attrgetter(*fields)
+
+
+def _entry(node: cst.CSTNode) -> Tuple[Tuple[str, ...], Tuple[str, ...], Callable]:
     entry = _FIELDS.get(type(node))
     if entry is None:
         entry = _learn(node)
@@ -77,7 +89,11 @@ def _fields(node: cst.CSTNode) -> Tuple[str, ...]:
             if getattr(node, name) is not None:  # set here: does LibCST visit it?
                 entry = _learn(node, entry)
                 break
-    return entry[0]
+    return entry
+
+
+def _fields(node: cst.CSTNode) -> Tuple[str, ...]:
+    return _entry(node)[0]
 
 
 #: (node class, field) -> LibCST calls no attribute hook for the field when it is None
@@ -188,14 +204,27 @@ def remembered(node: cst.CSTNode, key: str, compute: Callable[[], T]) -> T:
     return known[1]
 
 
+#: type -> it is a node class (``_is_node``'s answers, read inline by ``_children``)
+_NODE_TYPES: Dict[type, bool] = {}
+
+
 def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    entry = _FIELDS.get(type(node))
+    if entry is None or entry[1]:
+        entry = _entry(node)  # learnt here, or a field that may be visited when set
     out: List[cst.CSTNode] = []
-    for name in _fields(node):
-        value = getattr(node, name)
-        if _is_node(value):
-            out.append(value)
-        elif isinstance(value, (tuple, list)):  # a sequence field holds nodes only
+    for value in entry[2](node):
+        kind = type(value)
+        if kind is tuple or kind is list:  # a sequence field holds nodes only
             out.extend(value)
+        else:
+            is_node = _NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = _NODE_TYPES[kind] = _is_node(value)
+            if is_node:
+                out.append(value)
+            elif isinstance(value, (tuple, list)):
+                out.extend(value)
     return out  # None and MaybeSentinel values are not children
 
 
@@ -416,6 +445,81 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer,
 
     try:
         return visit(node)
+    finally:
+        release(visit)
+
+
+def transform_dispatched(node: cst.CSTNode, transformer: cst.CSTTransformer, visits: dict,
+                         leaves: dict, skip: FrozenSet[type] = frozenset(),
+                         shallow: Optional[Tuple[Callable[[object], bool], Callable[[object], bool]]] = None
+                         ) -> Tuple[Visited, bool]:
+    """:func:`transform` of a transformer without attribute hooks whose
+    ``on_visit`` and ``on_leave`` dispatch to its class's ``visit_<Node>`` and
+    ``leave_<Node>`` functions and do nothing else (``TapeshiftCodemod``'s
+    plain dispatch), the same hooks called in the same order on the same nodes,
+    without two method calls per node to get there. ``visits`` / ``leaves``:
+    node class -> the class's function or None, filled as classes are met.
+    ``shallow``: (holds statements, small statement) tests of a rule that does
+    not go below statements: another node is not walked below, and of those
+    only a small statement's ``visit_<Node>`` is called (its answer unread).
+    Returns the result and whether a leave function gave another node than
+    the one it was handed."""
+    cls = type(transformer)
+    children = _remembered_children if _remembered is not None else _children
+    rewrote = False
+
+    def hooks(kind: type) -> Tuple[Optional[Callable], Optional[Callable]]:
+        try:
+            enter = visits[kind]
+        except KeyError:  # the method's name is made once per class, not per node
+            enter = visits[kind] = getattr(cls, f"visit_{kind.__name__}", None)
+        try:
+            leave = leaves[kind]
+        except KeyError:
+            leave = leaves[kind] = getattr(cls, f"leave_{kind.__name__}", None)
+        return enter, leave
+
+    known: Dict[type, Tuple[Optional[Callable], Optional[Callable]]] = {}
+    statement_level, small_statement = shallow if shallow is not None else (None, None)
+
+    def visit(node: cst.CSTNode) -> Visited:
+        nonlocal rewrote
+        kind = type(node)
+        if kind in skip:
+            return node
+        try:
+            enter, leave = known[kind]
+        except KeyError:
+            enter, leave = known[kind] = hooks(kind)
+        if statement_level is not None and not statement_level(node):
+            if enter is not None and small_statement(node):
+                enter(transformer, node)
+            down = False
+        else:
+            down = enter is None or enter(transformer, node) is not False
+        if down:
+            results: List[Visited] = []
+            changed = False
+            for child in children(node):
+                new = visit(child)
+                results.append(new)
+                changed = changed or new is not child
+            updated = rebuild(node, results) if changed else node
+        else:
+            updated = node
+        if leave is None:
+            return updated
+        result = leave(transformer, node, updated)
+        if result is not updated:
+            rewrote = True
+            if not _valid_result(result):
+                raise cst.CSTValidationError(  # what LibCST's visit says
+                    "Expected a node of type CSTNode or a RemovalSentinel, "
+                    f"but got a return value of {type(result).__name__}")
+        return result
+
+    try:
+        return visit(node), rewrote
     finally:
         release(visit)
 
