@@ -169,7 +169,15 @@ class _StartsState(CodegenState):
     #: end token, first node, end node, first label, end label): indexes into
     #: ``tokens``, ``nodes`` and ``labels``, whose entries for one part are consecutive
     spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]] = field(default_factory=dict)
+    #: every statement printed, in the order its print ended: :data:`Statement`
+    statements: List["Statement"] = field(default_factory=list)
+    #: id(statement) -> its index in ``statements``
+    statement_index: Dict[int, int] = field(default_factory=dict)
+    #: a print of the same statements to copy from (:meth:`copy_statement`)
+    reuse: Optional["Printed"] = None
     _stack: List[int] = field(default_factory=list)
+    #: id(statement) -> (nodes, labels, indent, statements) when its print began
+    _open: Dict[int, Tuple[int, int, Tuple[str, ...], int]] = field(default_factory=dict)
     #: (nodes, labels) recorded when the last part ended
     _part_end: Tuple[int, int] = (0, 0)
 
@@ -180,6 +188,9 @@ class _StartsState(CodegenState):
             self.labels.append(node.attr)
         elif kind is cst.Arg and node.keyword is not None:
             self.labels.append(node.keyword)
+        elif kind in _STATEMENT_CLASSES:
+            self._open[id(node)] = (len(self.nodes), len(self.labels), tuple(self.indent_tokens),
+                                    len(self.statements))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
@@ -187,16 +198,79 @@ class _StartsState(CodegenState):
         if key not in self.starts:  # a syntactic start, when recorded, wins
             self.starts[key] = start
             self.nodes.append(node)
+        opened = self._open.pop(key, None) if type(node) in _STATEMENT_CLASSES else None
+        if opened is not None:
+            first_node, first_label, indent, first_statement = opened
+            self.statement_index[key] = len(self.statements)
+            self.statements.append((node, start, len(self.tokens), first_node, len(self.nodes),
+                                    first_label, len(self.labels), indent, first_statement))
         if len(self._stack) == 1:  # printed by the module itself: one of its parts
             nodes, labels = len(self.nodes), len(self.labels)
             first_node, first_label = self._part_end
             self.spans[node] = (start, len(self.tokens), first_node, nodes, first_label, labels)
             self._part_end = (nodes, labels)
 
+    def copy_statement(self, node: cst.CSTNode) -> bool:
+        """Print ``node``, a statement inside a part, as :attr:`reuse` printed it,
+        copying what that print recorded of it instead of printing it again;
+        False (nothing done) where that would not be what printing it here
+        gives: not printed there, printed at another indent, or a node of it
+        already printed here."""
+        source = self.reuse
+        if source is None or len(self._stack) < 2:
+            return False
+        index = source.statement_index.get(id(node))
+        if index is None:
+            return False
+        entry = source.statements[index]
+        if entry[0] is not node or entry[7] != tuple(self.indent_tokens):
+            return False
+        _, t0, t1, n0, n1, l0, l1, _, _ = entry
+        part_nodes = source.nodes[n0:n1]
+        starts = self.starts
+        if not starts.keys().isdisjoint(map(id, part_nodes)):
+            return False
+        shift = len(self.tokens) - t0
+        old_starts = source.starts
+        for inner in part_nodes:
+            key = id(inner)
+            starts[key] = old_starts[key] + shift
+        copy_statements(self.statements, self.statement_index, source, index, shift,
+                        len(self.nodes) - n0, len(self.labels) - l0)
+        self.tokens.extend(source.tokens[t0:t1])
+        self.nodes.extend(part_nodes)
+        self.labels.extend(source.labels[l0:l1])
+        return True
+
     def record_syntactic_position(self, node: cst.CSTNode, *,
                                   start_node: Optional[cst.CSTNode] = None,
                                   end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
         return _Syntactic(self, node, start_node)
+
+
+#: what a print records of a statement: (the statement, first token, end token, first
+#: node, end node, first label, end label, the indent it was printed at, the index of
+#: the first statement inside it in the print's list)
+Statement = Tuple[cst.CSTNode, int, int, int, int, int, int, Tuple[str, ...], int]
+
+#: LibCST's statement classes: the nodes a print records (another class's nodes,
+#: a subclass made elsewhere, are printed each time)
+_STATEMENT_CLASSES = frozenset(c for c in vars(cst).values()
+                               if isinstance(c, type) and issubclass(c, cst.BaseStatement))
+
+
+def copy_statements(statements: List[Statement], index_of: Dict[int, int], source: "Printed",
+                    index: int, token_shift: int, node_shift: int, label_shift: int) -> None:
+    """Append to ``statements`` (and ``index_of``) what ``source`` recorded of its
+    statement number ``index`` and of the statements inside it, moved by the shifts."""
+    base = len(statements)
+    first = source.statements[index][8]
+    for k in range(first, index + 1):
+        node, t0, t1, n0, n1, l0, l1, indent, inner = source.statements[k]
+        index_of[id(node)] = len(statements)
+        statements.append((node, t0 + token_shift, t1 + token_shift, n0 + node_shift,
+                           n1 + node_shift, l0 + label_shift, l1 + label_shift, indent,
+                           inner - first + base))
 
 
 class _Syntactic:
@@ -236,6 +310,10 @@ class Printed:
     #: the module's own parts -> (first token, end token, first node, end node, first
     #: label, end label)
     spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]]
+    #: every statement printed (:data:`Statement`), in the order its print ended
+    statements: List[Statement] = field(default_factory=list)
+    #: id(statement) -> its index in ``statements``
+    statement_index: Dict[int, int] = field(default_factory=dict)
 
 
 def print_with_starts(module: cst.Module) -> Printed:
@@ -246,19 +324,49 @@ def print_with_starts(module: cst.Module) -> Printed:
     state = _StartsState(default_indent=module.default_indent,
                          default_newline=module.default_newline)
     module._codegen(state)
-    return Printed(state.tokens, state.starts, state.nodes, state.labels, state.spans)
+    return _printed(state)
 
 
-def print_parts_with_starts(parts: Sequence[cst.CSTNode], module: cst.Module) -> Printed:
+def _printed(state: _StartsState) -> Printed:
+    return Printed(state.tokens, state.starts, state.nodes, state.labels, state.spans,
+                   state.statements, state.statement_index)
+
+
+def print_parts_with_starts(parts: Sequence[cst.CSTNode], module: cst.Module,
+                            reuse: Optional[Printed] = None) -> Printed:
     """Print some of ``module``'s own parts (header lines, statements, footer
     lines) as the module prints them, recording what :func:`print_with_starts`
-    records of them (the module's own start and its end of file excepted)."""
+    records of them (the module's own start and its end of file excepted).
+
+    ``reuse``: the print of a module whose statements the parts may hold
+    (a rule's input, whose unchanged statements its output keeps): a statement
+    inside a part that it printed at the same indent is copied from it, what
+    it recorded of that statement with it, instead of printed again."""
     state = _StartsState(default_indent=module.default_indent,
-                         default_newline=module.default_newline)
+                         default_newline=module.default_newline, reuse=reuse)
     state._stack.append(0)  # in the module, as its parts are printed
-    for part in parts:
-        part._codegen(state)
-    return Printed(state.tokens, state.starts, state.nodes, state.labels, state.spans)
+    if reuse is None or not reuse.statement_index:
+        for part in parts:
+            part._codegen(state)
+        return _printed(state)
+    base = cst.CSTNode
+    printing = base.__dict__["_codegen"]
+    base._codegen = _codegen_copying
+    try:
+        for part in parts:
+            part._codegen(state)
+    finally:
+        base._codegen = printing
+    return _printed(state)
+
+
+def _codegen_copying(self: cst.CSTNode, state: CodegenState, **kwargs) -> None:
+    """``CSTNode._codegen``, a statement copied from an earlier print where it can be."""
+    if kwargs or type(self) not in _STATEMENT_CLASSES or type(state) is not _StartsState \
+            or not state.copy_statement(self):
+        state.before_codegen(self)
+        self._codegen_impl(state, **kwargs)
+        state.after_codegen(self)
 
 
 # -- imports added on the head of the module -----------------------------------------

@@ -23,8 +23,8 @@ import libcst as cst
 from libcst.metadata import CodePosition, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import NEWLINE_RE
 
-from tapeshift.migrate.engine.libcst_speedups import (Printed, active, print_parts_with_starts,
-                                                      print_with_starts)
+from tapeshift.migrate.engine.libcst_speedups import (Printed, Statement, active, copy_statements,
+                                                      print_parts_with_starts, print_with_starts)
 
 
 class StartPositions:
@@ -83,6 +83,8 @@ class StartPositions:
         nodes: List[cst.CSTNode] = []
         labels: List[cst.Name] = []
         spans: Dict[cst.CSTNode, Tuple[int, int, int, int, int, int]] = {}
+        statements: List[Statement] = []
+        statement_index: Dict[int, int] = {}
         changed: List[cst.CSTNode] = []
         for part in parts:
             span = old._spans.get(part)
@@ -92,12 +94,16 @@ class StartPositions:
                 changed.append(part)
                 known = old._part_prints.get(id(part))
                 source = known[1] if known is not None and known[0] is part and part not in spans \
-                    else print_parts_with_starts((part,), module)
+                    else print_parts_with_starts((part,), module, old._printed)
                 span = source.spans[part]
             t0, t1, n0, n1, l0, l1 = span
             shift = len(tokens) - t0
             spans[part] = (t0 + shift, t1 + shift, len(nodes), len(nodes) + n1 - n0,
                            len(labels), len(labels) + l1 - l0)
+            index = source.statement_index.get(id(part))
+            if index is not None and source.statements[index][0] is part:
+                copy_statements(statements, statement_index, source, index, shift,
+                                len(nodes) - n0, len(labels) - l0)
             tokens.extend(source.tokens[t0:t1])
             part_nodes = source.nodes[n0:n1]
             starts.update((key, source.starts[key] + shift) for key in map(id, part_nodes))
@@ -105,7 +111,7 @@ class StartPositions:
             labels.extend(source.labels[l0:l1])
         starts[id(module)] = 0  # the module starts where its code does, and comes last
         nodes.append(module)
-        out = cls(module, Printed(tokens, starts, nodes, labels, spans))
+        out = cls(module, Printed(tokens, starts, nodes, labels, spans, statements, statement_index))
         out.kept_from = old._module
         body = set(map(id, module.body))
         out.changed = tuple(part for part in changed if id(part) in body)
@@ -188,7 +194,7 @@ class StartPositions:
             if span is None:
                 # printed as Module prints its parts, where each node starts noted on
                 # the way: the positions of the output, if read, need this print too
-                printed = print_parts_with_starts((part,), module)
+                printed = print_parts_with_starts((part,), module, self._printed)
                 self._part_prints[id(part)] = (part, printed)
                 out.append("".join(printed.tokens))
             else:

@@ -238,3 +238,80 @@ def test_the_pipeline_prints_a_file_once_and_composes_its_outputs_positions(monk
         slow = migrate_source(source, "m.py", mode="compat")
     assert fast.output == slow.output and fast.findings == slow.findings
     assert any(f.line > 1 for f in fast.findings)
+
+
+# -- a changed part: the statements it kept are copied from the input's print ----------
+class OneInnerStatement(cst.CSTTransformer):
+    """Rewrites ``y = ...`` wherever it is (in functions, blocks), keeping the rest."""
+
+    def leave_Assign(self, original_node, updated_node):
+        target = updated_node.targets[0].target
+        if isinstance(target, cst.Name) and target.value == "y":
+            return updated_node.with_changes(value=cst.Integer("3"))
+        return updated_node
+
+
+class IntoWith(cst.CSTTransformer):
+    """Puts the body of every function in a ``with`` block: the same statements, one
+    indent deeper (not what the input's print printed)."""
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        block = cst.With(items=[cst.WithItem(cst.Name("scope"))], body=updated_node.body)
+        return updated_node.with_changes(body=cst.IndentedBlock(body=[block]))
+
+
+NESTED = (
+    "import a\n\n\ndef f(k=g(a.b)):\n    # comment\n    x = h(k, key=a.c)\n    y = 2\n"
+    "    if x:\n        z = x.attr\n        y = 4\n    else:\n        w = [\n            1,\n"
+    "        ]\n    return x\n\n\nclass C:\n    def m(self):\n        y = 5\n        return self.q\n"
+)
+
+
+@pytest.mark.parametrize("transformer", [OneInnerStatement, IntoWith])
+def test_statements_a_changed_part_kept_are_copied_from_the_input_s_print(transformer):
+    from tapeshift.migrate.engine.toolkit.walk import distinct_nodes, transform_module
+
+    module = cst.parse_module(NESTED)
+    new = transform_module(module, transformer())
+    assert StartPositions(module).code_of(new) == new.code
+    assert_derived_is_the_print(module, new)
+    # and again on the output, whose positions were composed (its statements' records too)
+    old = StartPositions(module)
+    old.code_of(new)
+    new = distinct_nodes(new, old.part_nodes)
+    middle = StartPositions.derived(old, new)
+    newer = transform_module(new, transformer())
+    assert middle.code_of(newer) == newer.code
+    newer = distinct_nodes(newer, middle.part_nodes)
+    derived = StartPositions.derived(middle, newer)
+    printed = StartPositions(newer)
+    assert derived.code == printed.code
+    assert all(a is b for a, b in zip(derived._nodes, printed._nodes))
+    assert len(derived._nodes) == len(printed._nodes)
+    for node in printed:
+        assert derived.line_column(node) == printed.line_column(node), type(node).__name__
+    assert derived.labels == printed.labels
+
+
+def test_a_kept_statement_is_copied_not_printed(monkeypatch):
+    from tapeshift.migrate.engine import libcst_speedups
+    from tapeshift.migrate.engine.toolkit.walk import transform_module
+
+    module = cst.parse_module(NESTED)
+    new = transform_module(module, OneInnerStatement())
+    copied = []
+    original = libcst_speedups._StartsState.copy_statement
+
+    def copy(self, node):
+        done = original(self, node)
+        if done:
+            copied.append(node)
+        return done
+
+    monkeypatch.setattr(libcst_speedups._StartsState, "copy_statement", copy)
+    assert StartPositions(module).code_of(new) == new.code
+    from tapeshift.migrate.engine.toolkit.walk import nodes
+
+    kept = {id(n) for n in nodes(module) if isinstance(n, cst.BaseStatement)}
+    # `x = h(...)`, `return x` of f, `z = x.attr` in its `if`, the else block, `return self.q`
+    assert len(copied) == 5 and all(id(node) in kept for node in copied)
