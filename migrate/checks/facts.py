@@ -28,7 +28,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.metadata import node_start, qualified_names
 from tapeshift.migrate.engine.toolkit.tf_names import api_name
-from tapeshift.migrate.engine.toolkit.walk import walk
+from tapeshift.migrate.engine.toolkit.walk import instance_test, walk
 from tapeshift.migrate.engine.python_syntax import parse
 
 Env = Dict[str, object]  # name -> expression, Unpacked or Opaque
@@ -124,7 +124,7 @@ class Facts:
 
     def _collect_api(self) -> None:
         for node in self.qnames:
-            if not isinstance(node, (cst.Name, cst.Attribute)):
+            if not _is_name_or_attribute(node):
                 continue
             for q in self._qualified(node):
                 name = api_name(q.name)
@@ -312,8 +312,9 @@ class Facts:
             self.gradient_sites.append(GradientSite(g, dict(env), in_fn, in_graph))
 
 
-def _is_function(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.FunctionDef)
+#: ``isinstance(node, cst.FunctionDef)``, answered once per type (LibCST's classes are ABCs)
+_is_function = instance_test(cst.FunctionDef)
+_is_name_or_attribute = instance_test((cst.Name, cst.Attribute))
 
 
 def _calls_numpy_method(source: Optional[str]) -> Optional[bool]:

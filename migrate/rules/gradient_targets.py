@@ -35,7 +35,7 @@ from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.gradient_helpers import gradient_helpers
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
-from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, nodes_of
 
 #: between the statement and the call: code that runs the target elsewhere, or not at all
 _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp,
@@ -86,12 +86,11 @@ class GradientTargets(TapeshiftCodemod):
 
     def _optimizer_names(self, module: cst.Module) -> Set[str]:
         bound: Dict[str, bool] = {}
-        for n in nodes(module):
-            if isinstance(n, cst.Assign):
-                for t in n.targets:
-                    if isinstance(t.target, (cst.Name, cst.Attribute)):
-                        key = code_of(t.target)
-                        bound[key] = bound.get(key, True) and self._optimizer(n.value)
+        for n in nodes_of(module, cst.Assign):
+            for t in n.targets:
+                if isinstance(t.target, (cst.Name, cst.Attribute)):
+                    key = code_of(t.target)
+                    bound[key] = bound.get(key, True) and self._optimizer(n.value)
         return {name for name, only in bound.items() if only}
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:

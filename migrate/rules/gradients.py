@@ -36,11 +36,14 @@ from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
 from tapeshift.migrate.engine.toolkit.gradient_helpers import (
     TAPE_PARAM, GradientHelper, gradient_helpers, imported_helper,
 )
-from tapeshift.migrate.engine.toolkit.walk import children, nodes, release
+from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes_of, release
 from tapeshift.migrate.rules.gradients_codes import TS102, TS103, TS104, TS105, TS110, TS111
 from tapeshift.migrate.rules.gradients_plan import TapePlans, _GradCall, _Plan
 # the rewrite, and tf.gradients' parameters it shares with the analysis here
 from tapeshift.migrate.rules.gradients_rewrite import GRADIENTS_PARAMS, TapeRewriting
+
+#: ``isinstance(node, cst.Call)``, answered once per type (LibCST's classes are ABCs)
+_is_call = instance_test(cst.Call)
 
 #: TF functions that call Python functions inside graph control flow.
 CONTROL_FLOW_FUNCS = frozenset({
@@ -192,7 +195,7 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
                           if kind == "call"}
 
         def walk(n: cst.CSTNode, stack: List[cst.CSTNode]) -> None:
-            if isinstance(n, cst.Call):
+            if _is_call(n):
                 name = self.tf_api_name(n.func)
                 if n in inner:
                     self._call_mode[n] = (TAPE_PARAM, "bare")
@@ -223,7 +226,7 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
         by_block: Dict[cst.CSTNode, List[_GradCall]] = {}
         failed: Set[cst.CSTNode] = set()
         broken: Set[str] = set()  # helpers with a call site that is not converted
-        owners = {id(fn.body): fn for fn in nodes(node) if isinstance(fn, cst.FunctionDef)}
+        owners = {id(fn.body): fn for fn in nodes_of(node, cst.FunctionDef)}
         scoped: Dict[int, Tuple[dict, dict]] = {}  # a function body -> its names' kinds
         for call, stack in found:
             located = self._locate(call, stack, cf_funcs)

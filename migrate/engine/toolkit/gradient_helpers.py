@@ -35,12 +35,15 @@ call in their own file) and which imported names are helpers defined elsewhere
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Collection, Dict, List, Optional, Tuple
+from typing import Callable, Collection, Dict, List, Optional, Tuple, cast
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
-from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes
+
+#: the tests answered once per type (LibCST's classes are ABCs: a failed test is slow)
+_is_call, _is_name = instance_test(cst.Call), instance_test(cst.Name)
 
 #: the helper's extra parameter, the tape its caller recorded ``ys`` with
 TAPE_PARAM = "tape"
@@ -81,7 +84,8 @@ def gradient_helpers(module: cst.Module, is_gradients: Callable[[cst.Call], bool
     for fn in module.body:
         if not isinstance(fn, cst.FunctionDef):
             continue
-        calls = [n for n in nodes(fn.body) if isinstance(n, cst.Call) and is_gradients(n)]
+        calls = [cast(cst.Call, n) for n in nodes(fn.body)
+                 if _is_call(n) and is_gradients(cast(cst.Call, n))]
         if len(calls) != 1 or TAPE_PARAM in _param_names(fn):
             continue
         helper = _helper(fn, calls[0])
@@ -90,13 +94,18 @@ def gradient_helpers(module: cst.Module, is_gradients: Callable[[cst.Call], bool
     # every use of a helper's name: a call that passes both operands
     uses: Dict[str, int] = {}
     calls_ok: Dict[str, int] = {}
-    for n in nodes(module):
-        if isinstance(n, cst.Name) and n.value in found:
-            uses[n.value] = uses.get(n.value, 0) + 1
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in found:
-            helper = found[n.func.value]
-            if helper.operand(n, "ys") is not None and helper.operand(n, "xs") is not None:
-                calls_ok[n.func.value] = calls_ok.get(n.func.value, 0) + 1
+    for node in nodes(module):
+        if _is_name(node):
+            name = cast(cst.Name, node).value
+            if name in found:
+                uses[name] = uses.get(name, 0) + 1
+        elif _is_call(node):
+            n = cast(cst.Call, node)
+            if _is_name(n.func) and cast(cst.Name, n.func).value in found:
+                callee = cast(cst.Name, n.func).value
+                helper = found[callee]
+                if helper.operand(n, "ys") is not None and helper.operand(n, "xs") is not None:
+                    calls_ok[callee] = calls_ok.get(callee, 0) + 1
     # (the def's own name is one use)
     return {name: h for name, h in found.items()
             if (calls_ok.get(name, 0) or name in exported)

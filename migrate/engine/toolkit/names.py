@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -121,6 +121,8 @@ class _ImportQualifiedNames(Mapping):
         #: id(node) -> its names. The tree's nodes are alive while this is (their ids
         #: are theirs); a node not in it reads as empty, so does whatever takes its id
         self._cache: Dict[int, Set[QualifiedName]] = {}
+        #: dotted name -> the import scope's names for it (filtered to PACKAGES)
+        self._by_name: Dict[str, FrozenSet[QualifiedName]] = {}
         #: id(node) -> (node, its TensorFlow API names): TapeshiftCodemod.tf_api_names's
         #: answers, shared by the rules that read this tree
         self.api_names: dict = {}
@@ -136,8 +138,14 @@ class _ImportQualifiedNames(Mapping):
             root = full.split(".", 1)[0] if full is not None else None
             if root in self._aliases:
                 if id(node) not in self._inside and id(node) not in self._starts.labels:
-                    names = {q for q in self._scope.get_qualified_names_for(node)
-                             if q.name.split(".", 1)[0] in PACKAGES}
+                    # the scope holds imports alone, and no node of theirs is asked here:
+                    # its answer is a function of the dotted name
+                    known = self._by_name.get(full)  # type: ignore[arg-type]
+                    if known is None:
+                        known = self._by_name[full] = frozenset(  # type: ignore[index]
+                            q for q in self._scope.get_qualified_names_for(node)
+                            if q.name.split(".", 1)[0] in PACKAGES)
+                    names = set(known)
             elif root in self._dirty:
                 scope = self._scopes_of_dirty().get(node)
                 if scope is not None:

@@ -14,9 +14,7 @@ from typing import Iterable, Optional, Set, cast
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, remembered
-
-_is_name = instance_test(cst.Name)
+from tapeshift.migrate.engine.toolkit.walk import nodes_of, remembered
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _TF_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
@@ -55,7 +53,7 @@ def all_names(module: cst.Module) -> Set[str]:
     """Every identifier spelled in the module (to pick fresh names; a new set
     each time, computed once per tree while the walks remember)."""
     return set(remembered(module, "all_names", lambda: frozenset(
-        cast(cst.Name, node).value for node in nodes(module) if _is_name(node))))
+        cast(cst.Name, node).value for node in nodes_of(module, cst.Name))))
 
 
 def fresh_name(base: str, taken: Iterable[str]) -> str:

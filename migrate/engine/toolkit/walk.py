@@ -132,10 +132,10 @@ _valid_result = instance_test((cst.CSTNode, cst.RemovalSentinel, cst.FlattenSent
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the nodes directly under ``node``, in source order."""
+    if _remembered is not None:  # (kept only when the shortcuts are active)
+        return list(_remembered_children(node))
     if not active():  # the reference: LibCST's own answer
         return list(node.children)
-    if _remembered is not None:
-        return list(_remembered_children(node))
     return _children(node)
 
 
@@ -480,7 +480,10 @@ def transform_dispatched(node: cst.CSTNode, transformer: cst.CSTTransformer, vis
         return enter, leave
 
     known: Dict[type, Tuple[Optional[Callable], Optional[Callable]]] = {}
-    statement_level, small_statement = shallow if shallow is not None else (None, None)
+    statement_level: Optional[Callable[[object], bool]] = None
+    small_statement: Callable[[object], bool] = _is_node  # read only with statement_level
+    if shallow is not None:
+        statement_level, small_statement = shallow
 
     def visit(node: cst.CSTNode) -> Visited:
         nonlocal rewrote
