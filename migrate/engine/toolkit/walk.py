@@ -130,6 +130,12 @@ _is_node = instance_test(cst.CSTNode)
 _valid_result = instance_test((cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel))
 
 
+def _invalid(result: object) -> cst.CSTValidationError:
+    """What LibCST's visit raises for a hook that returned something else than a node."""
+    return cst.CSTValidationError("Expected a node of type CSTNode or a RemovalSentinel, "
+                                  f"but got a return value of {type(result).__name__}")
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the nodes directly under ``node``, in source order."""
     if _remembered is not None:  # (kept only when the shortcuts are active)
@@ -438,9 +444,7 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer,
             updated = node
         result = on_leave(node, updated)
         if not _valid_result(result):
-            raise cst.CSTValidationError(  # what LibCST's visit says
-                "Expected a node of type CSTNode or a RemovalSentinel, "
-                f"but got a return value of {type(result).__name__}")
+            raise _invalid(result)
         return result
 
     try:
@@ -516,9 +520,7 @@ def transform_dispatched(node: cst.CSTNode, transformer: cst.CSTTransformer, vis
         if result is not updated:
             rewrote = True
             if not _valid_result(result):
-                raise cst.CSTValidationError(  # what LibCST's visit says
-                    "Expected a node of type CSTNode or a RemovalSentinel, "
-                    f"but got a return value of {type(result).__name__}")
+                raise _invalid(result)
         return result
 
     try:
