@@ -260,9 +260,10 @@ class ClassFeedsToMethods(FeedsToFunctions):
         # an object's session read outside the class (``model.sess.run(model.W)``) would
         # outlive the conversion: the attribute is gone from the migrated class
         attr = self._session_ref.rpartition(".")[2]
-        inside = {id(n) for n in nodes(self._block)}
-        for n in nodes(self._module_node):
-            if isinstance(n, cst.Attribute) and n.attr.value == attr and id(n) not in inside \
+        outside = [n for stmt in self._module_node.body if stmt is not self._block
+                   for n in nodes(stmt)]
+        for n in outside:
+            if isinstance(n, cst.Attribute) and n.attr.value == attr \
                     and not (isinstance(n.value, cst.Name) and n.value.value == "self"):
                 self._bail(TS106.code, n, f"`{code_of(n)}`: the session of an object of "
                            f"`{self._block.name.value}` used outside the class: not converted")

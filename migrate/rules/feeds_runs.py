@@ -127,7 +127,6 @@ def described_feeds(run: Run, param=lambda ref: ref) -> str:
     return ", ".join(f"{param(n)}=..." for n, _ in run.feeds)
 
 
-
 def dominating_bindings(stmts: Sequence[cst.CSTNode],
                         names: Set[str]) -> Dict[Tuple[int, str], cst.Dict]:
     """``(id(call), name)`` -> the dict literal bound to ``name`` by an earlier statement

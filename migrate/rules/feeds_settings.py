@@ -45,8 +45,8 @@ class FedSettings:
         placeholder of a statement of its own, passed as an argument itself (an
         expression of it, ``lr * 2``, would be computed once, from the variable's
         value then), else the file is not converted (TS108)."""
-        settings = self._settings
-        bad = sorted(n for n in fed if self._setting_statement(n, i) is None)
+        made = {name: self._setting_statement(name, i) for name in fed}
+        bad = sorted(name for name, j in made.items() if j is None)
         if bad:
             self._bail(TS108.code, node, f"{what} built from a fed or computed tensor "
                        f"(`{bad[0]}`, not a scalar tf.placeholder of a statement of its own) "
@@ -57,9 +57,9 @@ class FedSettings:
             self._bail(TS108.code, node, f"{what} built from an expression of the fed "
                        f"`{sorted(fed)[0]}` (computed once in eager code): pass the "
                        "placeholder itself")
-        for name in fed:
-            if name not in settings:
-                settings[name] = self._setting_statement(name, i)
+        for name, j in made.items():
+            if name not in self._settings:
+                self._settings[name] = j
                 self.record_change(self._placeholders[name], f"placeholder `{name}` read by "
                                    f"{what} -> a non-trainable tf.Variable, assigned the fed value "
                                    f"by each step function that needs it (as `{self._param(name)}`)")
@@ -120,8 +120,6 @@ class FedSettings:
         small = node.body[0]
         return node.with_changes(body=[small.with_changes(value=made)])
 
-    def _setting_assignments(self, params: Iterable[str]) -> List[cst.BaseStatement]:
-        """The first lines of a step function taking the settings among ``params``."""
-        return [cst.parse_statement(f"{self._expr_of(p)}.assign({self._param(p)})")
-                for p in params if p in self._settings]
-
+    def _setting_assignment(self, ref: str) -> cst.BaseStatement:
+        """The line of a step function that gives the setting ``ref`` its fed value."""
+        return cst.parse_statement(f"{self._expr_of(ref)}.assign({self._param(ref)})")

@@ -339,9 +339,12 @@ class StepFunctions:
             f'"""sess.run({" ".join(code_of(step.fetch).split())}) as a function of the '
             'fed values."""'))]))
         for p in step.params:
-            if p in step.used:  # a placeholder fed but never read stays as passed
-                lines.extend(self._setting_assignments([p])
-                             or self._conversion(self._param(p), self._placeholders[p]))
+            if p not in step.used:  # a placeholder fed but never read stays as passed
+                continue
+            if p in self._settings:  # lr.assign(lr_value)
+                lines.append(self._setting_assignment(p))
+            else:
+                lines.extend(self._conversion(self._param(p), self._placeholders[p]))
         # (a `with tf.control_dependencies([...]): op = tf.no_op()` only orders what it
         # depends on, which the function runs anyway: it is not written)
         plain = [j for j in step.statements if j not in self._train]
