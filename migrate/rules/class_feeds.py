@@ -329,7 +329,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
             frontier = list(step.statements)
             while frontier:
                 j = frontier.pop()
-                for name in self._stmts[j].reads:
+                for name in sorted(self._stmts[j].reads):  # (a set: the first reported is fixed)
                     if name.startswith("self.") or name in module_names or name in self._placeholders:
                         continue
                     defs = [k for k in range(j) if name in self._stmts[k].writes]

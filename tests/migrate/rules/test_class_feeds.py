@@ -1,6 +1,9 @@
 """ClassFeedsToMethods: a class that builds a fed graph and runs it with self.sess -> step methods."""
 
 import functools
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -156,6 +159,28 @@ def test_a_local_variable_a_step_method_reads_is_not_made_again_there():
     r = migrate_source(ok, "agent.py")
     assert r.mode == "tape", codes(r)
     assert "        scale = tf.constant(2.0)\n        y = tf.matmul(x, self.w) * scale\n" in r.output
+
+
+@pytest.mark.slow
+def test_of_two_such_locals_the_same_one_is_reported_whatever_the_hash_seed(tmp_path):
+    # the reads of a statement are a set of strings: which local came first used to
+    # change with the process's string-hash salt
+    src = AGENT.replace("{extra}", "").replace(
+        "        self.w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, self.w)\n",
+        "        w_b = tf.Variable([[1.0], [2.0]])\n        b_w = tf.Variable(0.5)\n"
+        "        self.y = tf.matmul(self.x, w_b) + b_w\n")
+    path = tmp_path / "agent.py"
+    path.write_text(src)
+    code = ("import sys; from tapeshift.migrate.engine.pipeline import migrate_source; "
+            "r = migrate_source(open(sys.argv[1]).read(), 'agent.py'); "
+            "print([f.message for f in r.findings if f.code == 'TS107'][0])")
+    reported = set()
+    for seed in ("1", "2", "3", "4", "5", "6"):
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                             text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        reported.add(out.stdout.strip())
+    assert len(reported) == 1, reported
+    assert reported.pop().startswith("`b_w`, a local of the method that builds the graph")
 
 
 def test_the_plain_agent_converts():
