@@ -21,8 +21,9 @@ The statements the once-run methods execute are read as one block, in the
 order ``__init__`` runs them (:mod:`tapeshift.migrate.rules.model_code_classes`),
 with ``self.x`` as a name of its own; the feeds rule's analysis does the rest
 (:class:`~tapeshift.migrate.rules.feeds.FeedsToFunctions` with ``BASE = "self"``).
-Anything it cannot follow is reported (TS106, TS107, TS108) and the file keeps
-its compat form.
+Which session the class runs, and every use of it, is read by
+:mod:`tapeshift.migrate.rules.class_feeds_sessions`. Anything it cannot follow is
+reported (TS106, TS107, TS108) and the file keeps its compat form.
 """
 
 from __future__ import annotations
@@ -34,19 +35,20 @@ import libcst as cst
 
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.dataflow import loop_body_ids, names_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
-from tapeshift.migrate.engine.tf1_api import INITIALIZERS, SESSIONS
+from tapeshift.migrate.engine.tf1_api import SESSIONS
+from tapeshift.migrate.rules.class_feeds_sessions import ClassSessions, DropArguments
 from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
 from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step, described_feeds
 from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
-from tapeshift.migrate.rules.session import TS106, TS107, TS115
+from tapeshift.migrate.rules.session import TS107
 
 
 @register_rule
-class ClassFeedsToMethods(FeedsToFunctions):
+class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
     DESCRIPTION = "Turn a class's fed graph and its self.sess.run calls into methods of the fed values."
     RULE = "class-feeds"
     #: after the module's feeds rule (which leaves classes alone)
@@ -80,50 +82,12 @@ class ClassFeedsToMethods(FeedsToFunctions):
             return updated_node
         body = [self._replaced.get(s, s) for s in updated_node.body]
         if self._dropped_args:
-            body = [s.visit(_DropArguments(self._dropped_args)) for s in body]
+            body = [s.visit(DropArguments(self._dropped_args)) for s in body]
         return updated_node.with_changes(body=body)
 
     # ------------------------------------------------------------------
     # reading the class
     # ------------------------------------------------------------------
-    def _session_of(self, cls: cst.ClassDef, ctx: ClassContext) -> Optional[Tuple[str, cst.Call]]:
-        """(``self.sess``, its ``tf.Session()`` call) when a once-run method opens it."""
-        found = None
-        for name in ctx.once:
-            for n in nodes(ctx.methods[name].body):
-                if isinstance(n, cst.Assign) and len(n.targets) == 1 \
-                        and isinstance(n.value, cst.Call) \
-                        and self.tf_api_name(n.value.func) in SESSIONS \
-                        and self._ref(n.targets[0].target) is not None \
-                        and self._ref(n.targets[0].target).startswith("self."):
-                    if found is not None:
-                        self._bail(TS107.code, n.value, "more than one Session in the class")
-                    found = (self._ref(n.targets[0].target), n.value)
-        return found
-
-    def _passed_session(self, ctx: ClassContext) -> Optional[Tuple[str, cst.SimpleStatementLine, str]]:
-        """(``self.sess``, ``self.sess = sess``, ``sess``) for a session passed to the
-        constructor, kept on the object and used by another method's ``.run``."""
-        init = ctx.methods["__init__"]
-        params = {p.name.value for p in init.params.params[1:]}
-        for stmt in init.body.body:
-            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-                    and isinstance(stmt.body[0], cst.Assign)
-                    and len(stmt.body[0].targets) == 1):
-                continue
-            assign = stmt.body[0]
-            ref = self._ref(assign.targets[0].target)
-            if ref is None or not ref.startswith("self.") or not (
-                    isinstance(assign.value, cst.Name) and assign.value.value in params):
-                continue
-            runs = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
-                       and n.func.attr.value == "run" and self._ref(n.func.value) == ref
-                       for name, fn in ctx.methods.items() if name not in ctx.once
-                       for n in nodes(fn.body))
-            if runs:
-                return ref, stmt, assign.value.value
-        return None
-
     def _flatten(self, ctx: ClassContext, name: str, out: List[Tuple[str, cst.BaseStatement]],
                  seen: Set[str]) -> None:
         """The statements the once-run methods execute, in order, with ``self.m()``
@@ -162,7 +126,7 @@ class ClassFeedsToMethods(FeedsToFunctions):
             if not starts or not isinstance(flat[starts[0]][1], cst.SimpleStatementLine):
                 self._bail(TS107.code, session_call, "the Session is opened inside a block of "
                            f"`{cls.name.value}` the codemod cannot follow")
-            start = starts[0]
+            start = self._session_moved(flat, starts[0])
         self._initializers = self._initializer_refs(flat, cls)
         others = [fn for name, fn in ctx.methods.items() if name not in ctx.once]
         body: List[cst.CSTNode] = [stmt for _, stmt in flat] + others
@@ -170,8 +134,10 @@ class ClassFeedsToMethods(FeedsToFunctions):
         self._block = cls
         self._ctx = ctx
         self._kinds, self._elements = {}, {}
+        self._shorts: Dict[str, str] = {}
         self._classify(body, start)
         self._kinds = self._ref_kinds(body, start)
+        self._shorts = self._short_names(start)
         runs = self._runs(body, start, self._module_node)
         if not runs:
             return None
@@ -180,36 +146,6 @@ class ClassFeedsToMethods(FeedsToFunctions):
         self._check_session_uses(body, start, runs)
         self._copy_locals(steps, body, start, flat)
         return self._emit(cls, ctx, flat, body, start, runs, steps)
-
-    def _check_passed_session(self, cls: cst.ClassDef, ctx: ClassContext,
-                              kept: cst.SimpleStatementLine, param: str) -> None:
-        """The constructor's session parameter goes (eager code has no session), so
-        it may be read only where it is kept, and every use of the class in the module
-        must be a call whose argument for it can be dropped."""
-        init = ctx.methods["__init__"]
-        labels = {id(n.attr) for n in nodes(init.body) if isinstance(n, cst.Attribute)}
-        reads = [n for n in nodes(init.body) if isinstance(n, cst.Name) and n.value == param
-                 and id(n) not in labels]
-        if len(reads) != 1 or not any(n is reads[0] for n in nodes(kept)):
-            self._bail(TS106.code, kept, f"the session parameter `{param}` of "
-                       f"`{cls.name.value}` is used other than kept as `{self._session_ref}`")
-        position = [p.name.value for p in init.params.params].index(param) - 1
-        sites: List[cst.Call] = []
-        for n in nodes(self._module_node):
-            if isinstance(n, cst.Name) and n.value == cls.name.value and n is not cls.name:
-                sites.append(n)
-        calls = {id(c.func): c for c in nodes(self._module_node) if isinstance(c, cst.Call)}
-        self._constructions: Dict[cst.Call, int] = {}
-        for name in sites:
-            call = calls.get(id(name))
-            at = None if call is None else next(
-                (k for k, a in enumerate(call.args) if (a.keyword is not None and
-                 a.keyword.value == param) or (a.keyword is None and not a.star and k == position)),
-                None)
-            if call is None or at is None or any(a.star for a in call.args):
-                self._bail(TS106.code, name, f"`{cls.name.value}` is used other than by a call "
-                           f"that passes `{param}`: its session parameter cannot go")
-            self._constructions[call] = at
 
     def _ref_kinds(self, body: List[cst.CSTNode], end: int) -> dict:
         kinds: dict = {}
@@ -226,48 +162,6 @@ class ClassFeedsToMethods(FeedsToFunctions):
             return kinds.get(ref, "unknown")
         return super().expr_kind(expr, kinds)
 
-    def _check_session_uses(self, body: List[cst.CSTNode], start: int, runs) -> None:
-        """``self.sess`` may only run fetches, run the initializer, or give its graph
-        to a FileWriter (TF2 writes no graph)."""
-        allowed = {id(run.call.func.value) for run in runs}
-        inits = [(stmt, n) for stmt in body for n in nodes(stmt)
-                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
-                 and n.func.attr.value == "run" and self._ref(n.func.value) == self._session_ref
-                 and self._initializer_run(n)]
-        for stmt, n in inits:
-            # run again, the initializer puts the variables back to their initial values;
-            # eager variables get theirs once, where they are made. One run in a method
-            # (`start()`) is the initialisation; beside another, or in a loop, a reset
-            looped = loop_body_ids(stmt)
-            if id(n) in looped or isinstance(stmt, cst.FunctionDef) and len(inits) > 1:
-                where = f"`{stmt.name.value}`" if isinstance(stmt, cst.FunctionDef) \
-                    and id(n) not in looped else "a loop"
-                self._bail(TS115.code, n, f"the initializer runs again in {where}, resetting "
-                           "the variables: not converted")
-            allowed.add(id(n.func.value))
-        for stmt in body:
-            for n in nodes(stmt):
-                if isinstance(n, cst.Call) and self.tf_api_name(n.func) == "summary.FileWriter" \
-                        and len(n.args) == 2 and isinstance(n.args[1].value, cst.Attribute) \
-                        and n.args[1].value.attr.value == "graph":
-                    allowed.add(id(n.args[1].value.value))
-        for stmt in body:
-            for n in nodes(stmt):
-                if self._ref(n) == self._session_ref and id(n) not in allowed \
-                        and not _is_binding(stmt, n):
-                    self._bail(TS106.code, n, f"`{self._session_ref}` used other than by "
-                               "sess.run: the codemod cannot follow it")
-        # an object's session read outside the class (``model.sess.run(model.W)``) would
-        # outlive the conversion: the attribute is gone from the migrated class
-        attr = self._session_ref.rpartition(".")[2]
-        outside = [n for stmt in self._module_node.body if stmt is not self._block
-                   for n in nodes(stmt)]
-        for n in outside:
-            if isinstance(n, cst.Attribute) and n.attr.value == attr \
-                    and not (isinstance(n.value, cst.Name) and n.value.value == "self"):
-                self._bail(TS106.code, n, f"`{code_of(n)}`: the session of an object of "
-                           f"`{self._block.name.value}` used outside the class: not converted")
-
     def _read_after(self, k: int, flat, body, start: int) -> bool:
         """The local statement ``k`` binds is read by a statement its method keeps."""
         names = self._stmts[k].writes
@@ -282,40 +176,6 @@ class ClassFeedsToMethods(FeedsToFunctions):
             if self._stmts[j].writes & names:
                 return False
         return False
-
-    def _initializer_run(self, call: cst.Call) -> bool:
-        """``self.sess.run(tf.global_variables_initializer())``, or of ``self.init``
-        bound in the once-run methods only to an initializer."""
-        if not call.args:
-            return False
-        arg = call.args[0].value
-        if isinstance(arg, cst.Call):
-            return self.tf_api_name(arg.func) in INITIALIZERS
-        return self._ref(arg) is not None and self._ref(arg) in self._initializers
-
-    def _initializer_refs(self, flat, cls: cst.ClassDef) -> Set[str]:
-        """Attributes (``self.init``) bound in the once-run methods only to initializers
-        and read only by ``self.sess.run(self.init)``: binding and runs go."""
-        bound: Dict[str, bool] = {}
-        for _, stmt in flat:
-            value, target = self._assignment(stmt)
-            if target is not None:
-                bound[target] = bound.get(target, True) and isinstance(value, cst.Call) \
-                    and self.tf_api_name(value.func) in INITIALIZERS
-        refs = {ref for ref, only in bound.items() if only and ref.startswith("self.")}
-        seen: Dict[str, int] = {}
-        allowed: Dict[str, int] = {}
-        for n in nodes(cls):
-            ref = self._ref(n) if isinstance(n, cst.Attribute) else None
-            if ref in refs:
-                seen[ref] = seen.get(ref, 0) + 1
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
-                    and n.func.attr.value == "run" and self._ref(n.func.value) == self._session_ref \
-                    and len(n.args) == 1 and self._ref(n.args[0].value) in refs:
-                ref = self._ref(n.args[0].value)
-                allowed[ref] = allowed.get(ref, 0) + 1
-        writes = {ref: sum(1 for _, stmt in flat if self._assignment(stmt)[1] == ref) for ref in refs}
-        return {ref for ref in refs if seen.get(ref, 0) == writes[ref] + allowed.get(ref, 0)}
 
     def _copy_locals(self, steps: List[Step], body, start: int, flat) -> None:
         """A step method runs apart from the method that built its graph: a local the
@@ -366,14 +226,33 @@ class ClassFeedsToMethods(FeedsToFunctions):
     # names in the step methods
     # ------------------------------------------------------------------
     def _param(self, ref: str) -> str:
-        return self._setting_param(ref, ref.rpartition(".")[2])
+        return self._setting_param(ref, self._short(ref))
 
     def _expr_of(self, ref: str) -> str:
         if ref in self._settings:  # an attribute still: a variable
             return ref
         if ref in self._placeholders or ref in self._local_refs:
-            return ref.rpartition(".")[2]
+            return self._short(ref)
         return ref
+
+    def _short(self, ref: str) -> str:
+        """How a step method spells ``self.x``: ``x``, or ``self_x`` where a local ``x``
+        is used after ``self.x`` is bound (the body of a build method read at its
+        call binds its own ``a``): the step method runs both statements."""
+        return self._shorts.get(ref, ref.rpartition(".")[2])
+
+    def _short_names(self, start: int) -> Dict[str, str]:
+        taken = {n for st in self._stmts[:start] for n in st.reads | st.writes}
+        out: Dict[str, str] = {}
+        decided: Set[str] = set()  # at the first statement binding each attribute
+        for k in range(start):
+            for ref in sorted(self._stmts[k].writes - decided):
+                decided.add(ref)
+                short = ref.rpartition(".")[2]
+                if ref.startswith("self.") and ref not in self._settings and any(short in self._stmts[j].reads or short in self._stmts[j].writes
+                       for j in range(k + 1, start)):
+                    out[ref] = _fresh(f"self_{short}", taken)
+        return out
 
     def _localize(self, node: cst.CSTNode) -> cst.CSTNode:
         return node.visit(_Localizer(self))
@@ -512,7 +391,7 @@ class _Localizer(cst.CSTTransformer):
         ref = self.rule._ref(original_node)
         if ref is not None and ref.startswith("self.") and ref not in self.rule._settings and (
                 ref in self.rule._placeholders or ref in self.rule._local_refs):
-            return cst.Name(ref.rpartition(".")[2])
+            return cst.Name(self.rule._short(ref))
         return updated_node
 
 
@@ -552,28 +431,6 @@ class _SessionCode(RunReplacer):
             return cst.Call(func=cst.parse_expression(f"{rule._alias}.summary.create_file_writer"),
                             args=[updated_node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         return updated_node
-
-
-class _DropArguments(cst.CSTTransformer):
-    """``Actor(sess, 0.1)`` -> ``Actor(0.1)``: the argument at the given index goes."""
-
-    def __init__(self, calls: Dict[cst.Call, int]) -> None:
-        super().__init__()
-        self._calls = calls
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        at = self._calls.get(original_node)
-        if at is None:
-            return updated_node
-        args = [a for k, a in enumerate(updated_node.args) if k != at]
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated_node.with_changes(args=args)
-
-
-def _is_binding(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.Assign) and any(t.target is node for t in s.targets) for s in stmt.body)
 
 
 def _module_level_names(stmt: cst.CSTNode) -> Set[str]:

@@ -98,7 +98,7 @@ class FedGraph:
         self._moving_averages: Set[int] = set()  # ema.apply(...): made where written too
         self._groupings: Set[int] = set()  # with tf.control_dependencies(...): op = tf.no_op()
         self._assigns: Set[int] = set()  # `u = W.assign(...)`: run last, value W's new value
-        self._assign_lists: Set[int] = set()  # `u = [t.assign(e) for t, e in ...]`
+        self._assign_lists: Dict[int, int] = {}  # `[t.assign(e) for ...]`: 1; of rows: 2
         self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
         self._optimizers: Set[str] = set()
         self._schedules: Set[str] = set()

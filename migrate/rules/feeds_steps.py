@@ -424,8 +424,10 @@ class StepFunctions:
         n = self._expr_of(ref)
         defs = [j for j in self._graph if ref in self._stmts[j].writes]
         if defs and max(defs) in self._assigns:  # the variable's value after the assignment
-            if max(defs) in self._assign_lists and not self._tf_function:
-                return cst.parse_expression(f"[v.numpy() for v in {n}]")
+            depth = self._assign_lists.get(max(defs))
+            if depth is not None and not self._tf_function:
+                return cst.parse_expression(f"[v.numpy() for v in {n}]" if depth == 1 else
+                                            f"[[v.numpy() for v in row] for row in {n}]")
             return cst.parse_expression(n if self._tf_function else f"{n}.numpy()")
         if defs and max(defs) in self._train:
             return cst.Name("None")

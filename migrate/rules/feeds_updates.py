@@ -171,7 +171,15 @@ class UpdateOps:
         sess.run calls, after what else they compute (as train ops do), and its
         value is the variable's new value, as TF1 returns it."""
         comp = small.value if isinstance(small, cst.Assign) else None
-        if isinstance(comp, cst.ListComp) and comp.elt is call:
+        # [[tf.assign(ta, ...), tf.assign(tc, ...)] for ta, ea, tc, ec in zip(...)]: one
+        # update per element of each row (the actor's and the critic's target networks)
+        row = comp.elt if isinstance(comp, cst.ListComp) \
+            and isinstance(comp.elt, (cst.List, cst.Tuple)) \
+            and any(e.value is call for e in comp.elt.elements) else None
+        if row is not None and not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Call)
+                                       for e in row.elements):
+            return False
+        if isinstance(comp, cst.ListComp) and (comp.elt is call or row is not None):
             # [tf.assign(t, (1 - tau) * t + tau * e) for t, e in zip(t_params, e_params)]
             looped = {n.value for n in nodes(comp.for_in.target) if isinstance(n, cst.Name)} \
                 if comp.for_in.inner_for_in is None and not comp.for_in.ifs else set()
@@ -203,9 +211,16 @@ class UpdateOps:
             if key != "validate_shape":
                 keep.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
         new = cst.Call(func=cst.Attribute(value=ref, attr=cst.Name(method)), args=keep)
-        if isinstance(comp, cst.ListComp) and comp.elt is call:
+        if row is not None:  # this element of the row, in the rewrite the others made
+            done = self._rewrites[i].body[0].value if i in self._assign_lists else comp
+            at = next(k for k, e in enumerate(row.elements) if e.value is call)
+            elements = list(done.elt.elements)
+            elements[at] = elements[at].with_changes(value=new)
+            new = done.with_changes(elt=done.elt.with_changes(elements=elements))
+            self._assign_lists[i] = 2
+        elif isinstance(comp, cst.ListComp) and comp.elt is call:
             new = comp.with_changes(elt=new)
-            self._assign_lists.add(i)
+            self._assign_lists[i] = 1
         self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new)])
         self._assigns.add(i)
         self._train.add(i)

@@ -204,7 +204,7 @@ def _handle(expr: cst.BaseExpression) -> str:
 
 
 def _listed(value: cst.BaseExpression):
-    """The elements of a list of names (``[W, b]``); a layer's variables
+    """The elements of a list of names (``[W, b]``, ``[self.W, self.b]``); a layer's variables
     (``*dense.trainable_variables``, ``*self.fc.variables``) listed as ``*dense``."""
     if not isinstance(value, cst.List):
         return None
@@ -214,8 +214,8 @@ def _listed(value: cst.BaseExpression):
                 and e.value.attr.value in ("trainable_variables", "variables") \
                 and _handle(e.value.value):
             out.append("*" + _handle(e.value.value))
-        elif isinstance(e, cst.Element) and isinstance(e.value, cst.Name):
-            out.append(e.value.value)
+        elif isinstance(e, cst.Element) and _handle(e.value):
+            out.append(_handle(e.value))  # W, or self.W (a variable the object holds)
         else:
             return None
     return out

@@ -68,7 +68,7 @@ def test_the_order_of_the_rules_is_declared_by_the_rules():
         "pre": ["ContribToTfSlim", "CustomGradientsToTape", "DefaultGraphBlocks", "Towers",
                 "GradientTargets",
                 "ModelCode", "SummariesToWriter", "SaversToEager", "FeedsToFunctions",
-                "ClassFeedsToMethods", "TowersStrategy"],
+                "ClassVariableLocals", "ClassFeedsToMethods", "TowersStrategy"],
         "tape": ["SessionToEager", "GradientsToTape", "RenameTF1Names", "ContribSummaryToTF2",
                  "V1OptimizersToKeras", "CompatV1ToTF2Imports"],
         "check": ["TF1OnlyNames"],
@@ -157,5 +157,5 @@ def test_every_registered_rule_declares_a_phase_and_codes_it_owns():
     assert {r.RULE for r in registry.rules()} == {
         "contrib", "custom_gradients", "feeds", "session", "gradients", "renames",
         "keras-optimizers", "imports", "tf1-only", "tf1-only-left", "compat", "layers",
-        "model-code", "class-feeds", "summaries", "default-graph", "savers", "towers",
+        "model-code", "class-feeds", "class-variable-locals", "summaries", "default-graph", "savers", "towers",
         "towers-strategy", "gradient-targets", "contrib-summary", "rnn-cells"}

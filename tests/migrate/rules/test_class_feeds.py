@@ -141,17 +141,21 @@ def test_an_initializer_kept_as_an_attribute_goes_with_its_runs():
     assert "    def start(self):\n        pass\n" in r.output
 
 
-def test_a_local_variable_a_step_method_reads_is_not_made_again_there():
+def test_a_local_variable_a_step_method_reads_moves_onto_the_object():
     # `w` is a local of __init__: copied into the step method, it would be a new
-    # variable at each call (and `n` is not there)
+    # variable at each call. It becomes `self.w`, made where it was
     src = AGENT.replace("{extra}", "").replace(
         "    def __init__(self):\n", "    def __init__(self, n=2):\n").replace(
         "        self.w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, self.w)\n",
-        "        w = tf.Variable(tf.ones([n, 1]))\n        self.y = tf.matmul(self.x, w)\n")
+        "        w = tf.Variable(tf.ones([n, 1]))  # the weights\n        self.y = tf.matmul(self.x, w)\n")
     r = migrate_source(src, "agent.py")
-    assert r.mode == "compat"
-    assert any(f.code == "TS107" and "`w`, a local of the method that builds the graph, makes a "
-               "variable" in f.message for f in r.findings), codes(r)
+    assert r.mode == "tape", codes(r)
+    assert "    def __init__(self, n=2):\n        self.w = tf.Variable(tf.ones([n, 1]))  # the weights\n" \
+        in r.output
+    assert "        y = tf.matmul(x, self.w)\n" in r.output
+    assert any(c.rule == "class-variable-locals" and c.line == 7 and "`self.w`" in c.description
+               for c in r.changes), r.changes
+    assert not migrate_source(r.output, "agent.py").changed
     # a local that only computes, from what the step method has, is made again there
     ok = AGENT.replace("{extra}", "").replace(
         "        self.y = tf.matmul(self.x, self.w)\n",
@@ -161,13 +165,41 @@ def test_a_local_variable_a_step_method_reads_is_not_made_again_there():
     assert "        scale = tf.constant(2.0)\n        y = tf.matmul(x, self.w) * scale\n" in r.output
 
 
+@pytest.mark.parametrize("local", [
+    # bound with another name in one statement
+    "        w, b = tf.Variable(tf.ones([n, 1])), 0.0\n",
+    # bound twice
+    "        w = tf.Variable(tf.ones([n, 1]))\n        w = tf.Variable(tf.zeros([n, 1]))\n",
+    # a loop in the method reuses the name
+    "        w = tf.Variable(tf.ones([n, 1]))\n        ws = [w for w in [w]]\n",
+])
+def test_a_local_variable_that_cannot_move_keeps_compat_form(local):
+    src = AGENT.replace("{extra}", "").replace(
+        "    def __init__(self):\n", "    def __init__(self, n=2):\n").replace(
+        "        self.w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, self.w)\n",
+        local + "        self.y = tf.matmul(self.x, w)\n")
+    r = migrate_source(src, "agent.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "`w`, a local of the method that builds the graph, makes a "
+               "variable" in f.message for f in r.findings), codes(r)
+
+
+def test_a_local_variable_whose_name_the_object_has_keeps_compat_form():
+    src = AGENT.replace("{extra}", "\n    def weights(self):\n        return self.w\n").replace(
+        "        self.w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, self.w)\n",
+        "        w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, w)\n"
+        "        self.w = w\n")
+    r = migrate_source(src, "agent.py")
+    assert not any(c.rule == "class-variable-locals" for c in r.changes), r.changes
+
+
 @pytest.mark.slow
 def test_of_two_such_locals_the_same_one_is_reported_whatever_the_hash_seed(tmp_path):
     # the reads of a statement are a set of strings: which local came first used to
     # change with the process's string-hash salt
     src = AGENT.replace("{extra}", "").replace(
         "        self.w = tf.Variable([[1.0], [2.0]])\n        self.y = tf.matmul(self.x, self.w)\n",
-        "        w_b = tf.Variable([[1.0], [2.0]])\n        b_w = tf.Variable(0.5)\n"
+        "        w_b, b_w = tf.Variable([[1.0], [2.0]]), tf.Variable(0.5)\n"
         "        self.y = tf.matmul(self.x, w_b) + b_w\n")
     path = tmp_path / "agent.py"
     path.write_text(src)
@@ -208,7 +240,7 @@ def test_the_plain_agent_converts():
 @pytest.mark.tf
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
-                                  "advantage_actor_critic.py"])
+                                  "advantage_actor_critic.py", "ddpg_one_class.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -327,3 +359,24 @@ def test_the_named_scope_model_computes_the_legacy_numbers(tmp_path):
                             align_random=True)
     assert report.status == "ok", report.to_text()
     assert sum(1 for row in report.rows if row.name.startswith("stdout:")) == 6
+
+
+def test_a_ddpg_agent_opening_its_session_first_with_rows_of_soft_updates():
+    r = migrated("ddpg_one_class.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    for gone in ("tf.Session", "self.sess", "placeholder", "tf.assign", "get_collection"):
+        assert gone not in out, gone
+    # the session opened before the graph goes; the graph's variables stay in __init__
+    assert "    def __init__(self, a_bound):\n\n        self.a_bound = a_bound\n" in out
+    # the variable kept in a local of __init__ is the object's, read by the critic's step
+    assert "        self.discount = tf.Variable(GAMMA, trainable=False)\n" in out
+    assert "q_target = R + self.discount * q_" in out
+    # each row of soft updates: an assign per target network, each row's new values
+    assert "soft_replace = [[ta.assign((1 - TAU) * ta + TAU * ea)," in out
+    assert "return [[v.numpy() for v in row] for row in soft_replace]" in out
+    # the eval action `self.a` and the target actor's own local `a` stay apart
+    assert "        self_a = tf.multiply(a, self.a_bound, name='scaled_a')\n" in out
+    assert "tf.matmul(self_a, self.w1_a)" in out
+    assert "tape.gradient(td_error, ce_params)" in out
+    assert not migrate_source(out, "ddpg_one_class.py").changed
