@@ -211,9 +211,9 @@ class LayerBuilds:
                 return None
             kind, value, inner = held
             if kind == "placeholder":
-                return _declared_last(value)
+                return _literal(_declared_last(value), names)
             if kind == "variable":
-                return _variable_last(value)
+                return _literal(_variable_last(value), names)
             return self._last_dim(value, inner, depth + 1)
         if isinstance(expr, cst.Call):
             handle = self._ref(expr.func)
@@ -241,6 +241,18 @@ class LayerBuilds:
         if isinstance(expr, cst.UnaryOperation):
             return self._last_dim(expr.expression, names, depth + 1)
         return None
+
+
+def _literal(size: Optional[str], names) -> Optional[str]:
+    """``size`` as the integer a name holds where the layer is called, when it is a
+    name bound to one (``n_l1 = 30`` in a build method read at each of its calls,
+    which binds it again later: the build must not read it)."""
+    if size is None or not size.isidentifier():
+        return size
+    held = names(size)
+    if held is not None and held[0] == "value" and isinstance(held[1], cst.Integer):
+        return held[1].value
+    return size
 
 
 def _declared_last(call: cst.Call) -> Optional[str]:

@@ -379,4 +379,7 @@ def test_a_ddpg_agent_opening_its_session_first_with_rows_of_soft_updates():
     assert "        self_a = tf.multiply(a, self.a_bound, name='scaled_a')\n" in out
     assert "tf.matmul(self_a, self.w1_a)" in out
     assert "tape.gradient(td_error, ce_params)" in out
+    # the critic's last layer is built where it is made, on the width `n_l1` had there
+    # (the target critic binds `n_l1` again later)
+    assert "        self.eval_dense(tf_keras.Input([6]))\n" in out
     assert not migrate_source(out, "ddpg_one_class.py").changed

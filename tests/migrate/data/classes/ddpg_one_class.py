@@ -64,9 +64,10 @@ class DDPG(object):
     def _build_critic(self, s, a, scope, trainable):
         with tf.variable_scope(scope):
             init = tf.constant_initializer(0.05)
-            w1_s = tf.get_variable('w1_s', [S_DIM, 6], initializer=init, trainable=trainable)
-            w1_a = tf.get_variable('w1_a', [A_DIM, 6], initializer=init, trainable=trainable)
-            b1 = tf.get_variable('b1', [1, 6], initializer=init, trainable=trainable)
+            n_l1 = 6
+            w1_s = tf.get_variable('w1_s', [S_DIM, n_l1], initializer=init, trainable=trainable)
+            w1_a = tf.get_variable('w1_a', [A_DIM, n_l1], initializer=init, trainable=trainable)
+            b1 = tf.get_variable('b1', [1, n_l1], initializer=init, trainable=trainable)
             net = tf.nn.relu(tf.matmul(s, w1_s) + tf.matmul(a, w1_a) + b1)
             return tf.layers.dense(net, 1, kernel_initializer=init, trainable=trainable)
 
