@@ -281,8 +281,9 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         by_key: Dict[str, str] = {}
         for step in steps:
             names = [n.rpartition(".")[2].lstrip("_") for n in dict.fromkeys(step.names)]
-            step.name = _fresh(("_run_" + "_".join(names))[:60], taken)
-            by_key[" ".join(code_of(step.fetch).split())] = step.name
+            given = "".join(f"_given_{v.rpartition('.')[2].lstrip('_')}" for v in step.fed_values)
+            step.name = _fresh(("_run_" + "_".join(names))[:60] + given, taken)
+            by_key[step.key] = step.name
         for run in runs:
             run.function = by_key[run.function]
         self.shared.setdefault("step_functions", set()).update(s.name for s in steps)

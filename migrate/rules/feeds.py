@@ -51,6 +51,7 @@ from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_upda
                                              moving_average_applies)
 from tapeshift.migrate.rules.feeds_after import GraphAfterSession
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
+from tapeshift.migrate.rules.feeds_fed_values import FedValues
 from tapeshift.migrate.rules.feeds_fetches import Fetches, fetched, local_bindings
 from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
@@ -81,7 +82,7 @@ def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
 
 
 @register_rule
-class FeedsToFunctions(FedGraph, FedSettings, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
+class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
                        UpdateOps, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
@@ -394,8 +395,10 @@ class FeedsToFunctions(FedGraph, FedSettings, Fetches, GraphBlocks, GraphAfterSe
                 self._bail(TS107.code, feed, f"feed_dict `{code_of(feed)}` is not a dict literal "
                            "(write the feeds at the call)")
             for el in feed.elements:
-                if not isinstance(el, cst.DictElement) or self._ref(el.key) is None \
-                        or self._ref(el.key) not in self._placeholders:
+                if isinstance(el, cst.DictElement) and self._ref(el.key) is not None \
+                        and self._ref(el.key) not in self._placeholders:
+                    self._fed_value(self._ref(el.key), el.key)  # a graph value fed (or TS107)
+                elif not isinstance(el, cst.DictElement) or self._ref(el.key) is None:
                     key = code_of(el.key) if isinstance(el, cst.DictElement) else "**"
                     self._bail(TS107.code, el, f"feeding `{key}`, which is not a placeholder of "
                                "this graph, is not converted")

@@ -43,8 +43,7 @@ _defines_function = instance_test((cst.Lambda, cst.FunctionDef))
 
 
 class FedGraph:
-    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: the
-    classification of the statements before the session (state on the rule)."""
+    """Part of ``FeedsToFunctions``: the statements before the session, classified."""
 
     def _placeholders_outside(self, module: cst.Module, blocks: List[cst.CSTNode]) -> bool:
         """A placeholder is made outside every one of ``blocks``."""
@@ -86,11 +85,12 @@ class FedGraph:
 
     # -- the graph region -------------------------------------------------
     def _classify(self, body: List[cst.CSTNode], end: int) -> None:
-        """Sort the statements before the session: placeholders, variables,
-        optimizers, graph computations (recomputed per step) and the rest."""
+        """Sort the statements before the session: placeholders, variables, optimizers,
+        graph computations (recomputed per step) and the rest."""
         self._stmts: List[Stmt] = block_info(body, self.BASE)
         self._placeholders: Dict[str, cst.Call] = {}
         self._no_settings()  # placeholders an optimizer reads (feeds_settings.py)
+        self._fed_dtypes: Dict[str, str] = {}  # graph values fed (feeds_fed_values.py)
         self._variables: List[str] = []  # trainable, in creation order
         self._var_names: Set[str] = set()
         self._graph: Set[int] = set()

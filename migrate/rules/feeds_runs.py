@@ -58,6 +58,8 @@ class Step:
     params: List[str] = field(default_factory=list)
     used: Set[str] = field(default_factory=set)  # params the statements read
     required: Set[str] = field(default_factory=set)
+    key: str = ""  # the fetches as code, and the graph values fed in their place
+    fed_values: List[str] = field(default_factory=list)
 
 
 class RunReplacer(cst.CSTTransformer):

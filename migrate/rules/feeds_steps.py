@@ -1,7 +1,6 @@
 """The feeds rule's step functions: one function of the fed values per distinct set of fetches.
 
-The runs they are made from and the rewrite of each run into a call of its function are
-feeds_runs.py (imported here, and from here, as before).
+The runs they are made from, and their rewrite into calls, are feeds_runs.py (imported here).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import nodes, visit
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
+from tapeshift.migrate.rules.feeds_fed_values import given
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
 # the run records and their rewrite; Bail and the others are imported from here by the feeds rules
 from tapeshift.migrate.rules.feeds_runs import (DICT_OF_ZIP, Bail, Run, RunReplacer, Step,  # noqa: F401
@@ -26,29 +26,37 @@ _LITERAL_DTYPES = {cst.Float: "float32", cst.Integer: "int32"}
 
 
 class StepFunctions:
-    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: building
-    the step functions and rewriting the session region to call them."""
+    """Part of ``FeedsToFunctions``: the step functions, and the session region calling them."""
 
     def _steps(self, runs: List[Run], body: List[cst.CSTNode], end: int) -> List[Step]:
         steps: Dict[str, Step] = {}
         for run in runs:
-            key = " ".join(code_of(run.fetch).split())
+            # a graph value fed in place of its computation (a critic trained on the
+            # stored actions, `feed_dict={self.a: actions}`) makes another function
+            values = sorted(name for name, _ in run.feeds if name not in self._placeholders)
+            key = " ".join(code_of(run.fetch).split()) + "".join(f" | {v}" for v in values)
             step = steps.get(key)
             if step is None:
-                step = Step(name="", fetch=run.fetch, names=run.names)
+                step = Step(name="", fetch=run.fetch, names=run.names, key=key, fed_values=values)
                 fetched = set(run.names) - self._var_names
+                if fetched & set(values):
+                    self._bail(TS107.code, run.call, f"`{sorted(fetched & set(values))[0]}` is "
+                               "fed and fetched by one run: not converted")
                 order = self._graph_order(end)
-                needed = {order[k].index for k in backward_slice(order, fetched, len(order))}
+                needed = {order[k].index for k in backward_slice(order, fetched, len(order),
+                                                                 set(values))}
                 step.statements = sorted(needed & self._graph)
+                if values:  # (feeds_fed_values.py)
+                    self._check_fed_training(step, order, fetched, needed, run.call)
                 used = set()
                 for j in step.statements:
                     used |= self._stmts[j].reads
                 used |= fetched
                 used |= self._settings_of(used)  # an optimizer's fed learning rate
-                step.params = [p for p in self._placeholders if p in used]
+                step.params = [p for p in self._placeholders if p in used] + values
                 step.used = set(step.params)
-                step.required = {p for p in step.params
-                                 if self.tf_api_name(self._placeholders[p].func) == "placeholder"}
+                step.required = {p for p in step.params if p in values
+                                 or self.tf_api_name(self._placeholders[p].func) == "placeholder"}
                 steps[key] = step
             fed = {name for name, _ in run.feeds}
             missing = sorted(step.required - fed)
@@ -63,7 +71,8 @@ class StepFunctions:
                 if name not in step.params:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1
             run.function = key
-        order = list(self._placeholders)
+        order = list(self._placeholders) + sorted({v for step in steps.values()
+                                                   for v in step.fed_values})
         # a Saver lists the variables of the layers it saves when it is made: they
         # must exist by then (a Saver made in the session block too)
         self._need_build: Set[str] = self._saver_reads | self._average_reads
@@ -187,9 +196,7 @@ class StepFunctions:
         made = {id(n) for n in nodes(st.node)}
         return all(id(self._placeholders[name]) in made for name in st.writes)
 
-    # ------------------------------------------------------------------
-    # rewriting
-    # ------------------------------------------------------------------
+    # -- rewriting ---------------------------------------------------------
     def _rewrite(self, body: List[cst.CSTNode], start: int, runs: List[Run],
                  steps: List[Step], taken: Set[str]) -> List[cst.CSTNode]:
         taken = set(taken)
@@ -209,10 +216,11 @@ class StepFunctions:
             self.record_change(body[i], f"optimizer `{code_of(expr)}` created once, as `{name}`")
         by_key: Dict[str, str] = {}
         for step in steps:
-            base = "run_" + "_".join(dict.fromkeys(step.names))
-            step.name = fresh_name(base[:60], taken)
+            base = ("run_" + "_".join(dict.fromkeys(step.names)))[:60] + "".join(
+                f"_given_{v}" for v in step.fed_values)
+            step.name = fresh_name(base, taken)
             taken.add(step.name)
-            by_key[" ".join(code_of(step.fetch).split())] = step.name
+            by_key[step.key] = step.name
         for run in runs:
             run.function = by_key[run.function]
         self._run_calls = {run.call: run for run in runs}
@@ -336,13 +344,17 @@ class StepFunctions:
                                     if default is not None else cst.MaybeSentinel.DEFAULT))
         lines: List[cst.BaseStatement] = []
         lines.append(cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
-            f'"""sess.run({" ".join(code_of(step.fetch).split())}) as a function of the '
-            'fed values."""'))]))
+            f'"""sess.run({" ".join(code_of(step.fetch).split())}){given(step.fed_values)} as a function '
+            'of the fed values."""'))]))
         for p in step.params:
             if p not in step.used:  # a placeholder fed but never read stays as passed
                 continue
             if p in self._settings:  # lr.assign(lr_value)
                 lines.append(self._setting_assignment(p))
+            elif p in step.fed_values:
+                lines.append(cst.parse_statement(f"{self._param(p)} = {self._alias}.convert_to_"
+                                                 f"tensor({self._param(p)}, {self._alias}."
+                                                 f"{self._fed_dtype(p)})"))
             else:
                 lines.extend(self._conversion(self._param(p), self._placeholders[p]))
         # (a `with tf.control_dependencies([...]): op = tf.no_op()` only orders what it

@@ -11,7 +11,7 @@ definitions a ``sess.run`` fetch depends on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set
+from typing import AbstractSet, Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -198,12 +198,16 @@ def last_def(stmts: Sequence[Stmt], name: str, before: int) -> int:
     return -1
 
 
-def backward_slice(stmts: Sequence[Stmt], names: Set[str], before: int) -> Set[int]:
-    """Statements before ``before`` that the values of ``names`` depend on."""
+def backward_slice(stmts: Sequence[Stmt], names: Set[str], before: int,
+                   given: AbstractSet[str] = frozenset()) -> Set[int]:
+    """Statements before ``before`` that the values of ``names`` depend on (a statement
+    that writes only ``given`` names, whose values come from elsewhere, is not one)."""
     needed = set(names)
     out: Set[int] = set()
     for j in range(before - 1, -1, -1):
-        if stmts[j].writes & needed:
+        if stmts[j].writes & needed and stmts[j].writes <= given:
+            needed -= stmts[j].writes
+        elif stmts[j].writes & needed:
             out.add(j)
             needed = (needed - stmts[j].writes) | stmts[j].reads
     return out

@@ -71,7 +71,8 @@ def test_tape_form_for_a_convertible_file_and_idempotent():
 
 
 def test_unconvertible_feed_falls_back_to_compat_with_reasons():
-    # feeding a computed tensor overrides it in TF1: the feeds rule does not follow that
+    # feeding a computed tensor overrides it in TF1, and its gradient is computed through
+    # it there: the feeds rule does not convert a step that differentiates through one
     src = _src("""
         import tensorflow as tf
         x = tf.placeholder(tf.float32, [2])
@@ -88,7 +89,7 @@ def test_unconvertible_feed_falls_back_to_compat_with_reasons():
                                          "tf.disable_v2_behavior()"]
     assert r.output.splitlines()[2:] == src.splitlines()[1:]
     assert codes(r) == [("TS107", 8), ("TS101", 1)]
-    assert "feeding `y`, which is not a placeholder" in r.findings[0].message
+    assert "this run feeds y and takes gradients for variables they are computed from" in r.findings[0].message
     assert all(f.path == "p.py" and f.column >= 1 for f in r.findings)
     again = migrate_source(r.output, "p.py")
     assert not again.changed

@@ -379,6 +379,16 @@ def test_a_ddpg_agent_opening_its_session_first_with_rows_of_soft_updates():
     assert "        self_a = tf.multiply(a, self.a_bound, name='scaled_a')\n" in out
     assert "tf.matmul(self_a, self.w1_a)" in out
     assert "tape.gradient(td_error, ce_params)" in out
+    # the critic trained on the stored actions, fed in place of the actor's: a step of
+    # its own that does not compute the actor (and `value` without the feed does)
+    assert "def _run_ctrain_given_a(self, S, S_, R, self_a):" in out
+    assert "self._run_ctrain_given_a(S=bs, self_a=ba, R=br, S_=bs_)" in out
+    ctrain = out[out.index("def _run_ctrain_given_a"):out.index("return None", out.index(
+        "def _run_ctrain_given_a"))]
+    assert "self.eval_a(" not in ctrain and "self_a = tf.convert_to_tensor(self_a, tf.float32)" \
+        in ctrain
+    assert "return self._run_q(S=s)\n" in out
+    assert "return self._run_q_given_a(S=s, self_a=a)\n" in out
     # the critic's last layer is built where it is made, on the width `n_l1` had there
     # (the target critic binds `n_l1` again later)
     assert "        self.eval_dense(tf_keras.Input([6]))\n" in out

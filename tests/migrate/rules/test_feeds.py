@@ -861,12 +861,13 @@ FALLBACKS = [
         import tensorflow as tf
 
         x = tf.placeholder(tf.float32, [2])
-        y = tf.reduce_sum(x)
-        z = y * 2.0
+        y = tf.argmax(x)
+        z = tf.cast(y, tf.float32) * 2.0
 
         with tf.Session() as sess:
-            print(sess.run(z, feed_dict={y: 3.0}))
-    """, "TS107", 8, "feeding `y`, which is not a placeholder", id="feed-a-computed-tensor"),
+            print(sess.run(z, feed_dict={y: 3}))
+    """, "TS107", 8, "feeding `y`, computed by `tf.argmax`, whose dtype the codemod cannot tell",
+        id="feed-a-computed-tensor"),
     pytest.param("""
         import tensorflow as tf
 

@@ -1,6 +1,7 @@
 """A DDPG agent in one class, as public Pendulum agents write it: the session opened
 before the graph, a variable kept in a local of __init__, the actor's and the critic's
-target networks updated by one list of rows of soft updates."""
+target networks updated by one list of rows of soft updates, the critic trained on
+stored actions fed in place of the actor's."""
 import numpy as np
 import tensorflow as tf
 
@@ -22,7 +23,7 @@ class DDPG(object):
             self.a = self._build_actor(self.S, scope='eval', trainable=True)
             a_ = self._build_actor(self.S_, scope='target', trainable=False)
         with tf.variable_scope('Critic'):
-            q = self._build_critic(self.S, self.a, scope='eval', trainable=True)
+            self.q = self._build_critic(self.S, self.a, scope='eval', trainable=True)
             q_ = self._build_critic(self.S_, a_, scope='target', trainable=False)
 
         self.ae_params = tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES, scope='Actor/eval')
@@ -36,9 +37,9 @@ class DDPG(object):
                                                        self.ct_params, self.ce_params)]
 
         q_target = self.R + discount * q_
-        td_error = tf.reduce_mean(tf.square(q_target - q))
+        td_error = tf.reduce_mean(tf.square(q_target - self.q))
         self.ctrain = tf.train.GradientDescentOptimizer(0.05).minimize(td_error, var_list=self.ce_params)
-        a_loss = - tf.reduce_mean(q)
+        a_loss = - tf.reduce_mean(self.q)
         self.atrain = tf.train.GradientDescentOptimizer(0.02).minimize(a_loss, var_list=self.ae_params)
 
         self.sess.run(tf.global_variables_initializer())
@@ -46,10 +47,15 @@ class DDPG(object):
     def choose_action(self, s):
         return self.sess.run(self.a, {self.S: s[np.newaxis, :]})[0]
 
-    def learn(self, bs, br, bs_):
+    def value(self, s, a=None):
+        if a is None:  # of the actor's action
+            return self.sess.run(self.q, {self.S: s})
+        return self.sess.run(self.q, {self.S: s, self.a: a})
+
+    def learn(self, bs, ba, br, bs_):
         replaced = self.sess.run(self.soft_replace)
         self.sess.run(self.atrain, {self.S: bs})
-        self.sess.run(self.ctrain, {self.S: bs, self.R: br, self.S_: bs_})
+        self.sess.run(self.ctrain, {self.S: bs, self.a: ba, self.R: br, self.S_: bs_})
         return replaced
 
     def _build_actor(self, s, scope, trainable):
@@ -76,7 +82,9 @@ rng = np.random.RandomState(0)
 ddpg = DDPG(a_bound=2.0)
 for step in range(4):
     bs = rng.randn(8, S_DIM).astype(np.float32)
+    ba = rng.randn(8, A_DIM)  # float64, converted as TF1 converts a feed
     br = rng.randn(8, 1).astype(np.float32)
     bs_ = rng.randn(8, S_DIM).astype(np.float32)
-    replaced = ddpg.learn(bs, br, bs_)
+    replaced = ddpg.learn(bs, ba, br, bs_)
     print(step, ddpg.choose_action(bs[0]), len(replaced), replaced[0][1].sum())
+    print(ddpg.value(bs).sum(), ddpg.value(bs, ba).sum())
