@@ -138,9 +138,8 @@ class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, Tapeshift
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
         self._alias = tf_module_alias(node) or "tf"
-        kinds, _ = self.infer_kinds(node)
-        self._kinds = kinds
         self._module = node
+        self._module_kinds: Optional[dict] = None  # (on demand: the ``_kinds`` property)
         self._variables_made: Optional[Set[str]] = None
         self._looped: Optional[Set[int]] = None  # ids of the nodes inside loops (on demand)
         self._initializer_runs = 0
@@ -251,10 +250,13 @@ class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, Tapeshift
             release(walk)
         # (the feeds rule runs the ones it converted in its step functions)
         converted = self.shared.get(MOVING_AVERAGES, set())
+        # (a file that never spells the class makes none: no look at every node for one)
+        applies = moving_average_applies(node, self.tf_api_name) \
+            if self.spelled("ExponentialMovingAverage") else []
         stateful += [(call, "ExponentialMovingAverage.apply builds the averages' update op, "
                       "which TF1 runs at each sess.run that fetches it; eager code would run "
-                      "it once, when the line runs") for call in moving_average_applies(
-                          node, self.tf_api_name) if call.func.value.value not in converted]
+                      "it once, when the line runs") for call in applies
+                     if call.func.value.value not in converted]
         # without a session nothing runs the graph again: a state change in
         # eager code happens where it is written (a TF2 training loop), except
         # where TF1 alone gives it meaning (a tensor loss for minimize)
@@ -349,6 +351,14 @@ class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, Tapeshift
         if self._active:
             self.note_siblings(node)
         return self._active  # inactive, every leave method keeps its node: no need to visit
+
+    @property
+    def _kinds(self) -> dict:
+        """What each name of the module holds (``infer_kinds``), inferred when first
+        read: only a fetch or an ``x.eval()`` to plan needs it, and most files have none."""
+        if self._module_kinds is None:
+            self._module_kinds, _ = self.infer_kinds(self._module)
+        return self._module_kinds
 
     def _strategies(self, module: cst.Module) -> Set[str]:
         """Names bound to a ``tf.distribute`` call (a strategy, a replica context): their
