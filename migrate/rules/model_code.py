@@ -226,8 +226,10 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                  for a in n.args if a.keyword is not None and a.keyword.value == "name"]
         self._repeated_layer_names = {g for g in given if g is not None and given.count(g) > 1}
         # functions that make variables when they run, and those whose code is replayed
+        # (a module none of whose calls makes one has none: no walk of each function)
         self._makers = {id(fn): fn.name.value for fn in nodes_of(node, cst.FunctionDef)
-                        if self._makes_variables(fn)}
+                        if self._makes_variables(fn)} \
+            if any(map(self._is_maker_call, nodes_of(node, cst.Call))) else {}
         # the class of each maker that is a method, and the top-level statement where
         # each class constructed only there is first constructed: a class's methods
         # run once it is, not before

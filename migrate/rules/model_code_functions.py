@@ -119,13 +119,13 @@ class FunctionBodies:
         return node.with_changes(body=node.body.with_changes(body=body))
 
     def _makes_variables(self, fn: cst.FunctionDef) -> bool:
-        for n in nodes(fn.body):
-            if _is_call(n):
-                api = self.tf_api_name(n.func) or ""
-                if api in ("Variable", "VariableV1", "get_variable") or api.startswith("layers.") \
-                        or is_slim_call(self, n):
-                    return True
-        return False
+        return any(self._is_maker_call(n) for n in nodes(fn.body) if _is_call(n))
+
+    def _is_maker_call(self, call: cst.Call) -> bool:
+        """``call`` makes a variable or a layer (tf.Variable, get_variable, tf.layers, tf-slim)."""
+        api = self.tf_api_name(call.func) or ""
+        return api in ("Variable", "VariableV1", "get_variable") or api.startswith("layers.") \
+            or is_slim_call(self, call)
 
     def hidden_makers(self) -> List[str]:
         """Functions that make variables where they run, which the store does not see
