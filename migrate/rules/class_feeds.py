@@ -36,6 +36,7 @@ import libcst as cst
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -146,6 +147,17 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         self._check_session_uses(body, start, runs)
         self._copy_locals(steps, body, start, flat)
         return self._emit(cls, ctx, flat, body, start, runs, steps)
+
+    def _known_builders(self) -> Dict[str, cst.Call]:
+        """``self.m`` for each method whose body makes a tf.Variable: a graph statement
+        calling it, run again in a step method, would make new variables each time."""
+        out: Dict[str, cst.Call] = {}
+        for name, fn in self._ctx.methods.items():
+            made = next((n for n in nodes(fn.body) if isinstance(n, cst.Call)
+                         and self.tf_api_name(n.func) in VARIABLE_MAKERS), None)
+            if made is not None and name != "__init__":
+                out[f"self.{name}"] = made
+        return out
 
     def _ref_kinds(self, body: List[cst.CSTNode], end: int) -> dict:
         kinds: dict = {}

@@ -22,9 +22,11 @@ object, under the name the author gave it. Every read in that method follows.
 Only a local bound once, by ``tf.Variable(...)`` (or ``get_variable``) as the
 whole right-hand side, read later in its method and bound by nothing else
 there (no loop, comprehension, lambda or nested definition reuses the name),
-whose name is free on the object, is moved; and only in a class whose
-once-run methods open a session (or keep one passed in) that its methods run:
-the classes the class-feeds rule converts.
+whose name is free on the object, is moved; only in ``__init__`` or a method
+it calls once (a method run at each of several calls would leave the attribute
+holding the last call's variable); and only in a class whose once-run methods
+open a session (or keep one passed in) that its methods run: the classes the
+class-feeds rule converts.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ class ClassVariableLocals(TapeshiftCodemod):
         taken = set(ctx.attrs) | set(ctx.methods)
         new_methods: Dict[str, cst.FunctionDef] = {}
         for name in sorted(ctx.once):
+            if name != "__init__" and not _called_once(cls, ctx, name):
+                continue  # made again at each call, the attribute would hold the last one
             fn = ctx.methods[name]
             moved = [local for local in self._variable_locals(fn) if local not in taken]
             if moved:
@@ -146,6 +150,17 @@ class ClassVariableLocals(TapeshiftCodemod):
                                    f"`self.{target}`: the methods that run the graph read it")
             body.append(new)
         return fn.with_changes(body=fn.body.with_changes(body=body))
+
+
+def _called_once(cls: cst.ClassDef, ctx: ClassContext, name: str) -> bool:
+    """``self.<name>(...)`` is called at one place in the class, a statement of a
+    once-run method's own body (not in a loop or another block)."""
+    def calls(node: cst.CSTNode) -> int:
+        return sum(1 for n in nodes(node) if isinstance(n, cst.Call)
+                   and _self_attribute(n.func) == name)
+    top = sum(calls(stmt) for m in ctx.once for stmt in ctx.methods[m].body.body
+              if isinstance(stmt, cst.SimpleStatementLine))
+    return top == 1 and calls(cls) == 1
 
 
 def _self_attribute(node: cst.CSTNode) -> Optional[str]:

@@ -119,6 +119,11 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._after: Set[int] = set()  # graph code after the session (feeds_after.py)
         self._with_session = None  # a `with` session read flat (feeds_sessions.py)
 
+    def _known_builders(self) -> Dict[str, cst.Call]:
+        """Functions known to make a tf.Variable at each call before the block is read
+        (the class rule's methods), each with such a call."""
+        return {}
+
     def _ref(self, expr: Optional[cst.CSTNode]) -> Optional[str]:
         """The name ``expr`` stands for: ``x`` for a name, ``self.x`` for an
         attribute of the base object (the class rule); None for anything else."""

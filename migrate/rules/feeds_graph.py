@@ -107,7 +107,7 @@ class FedGraph:
         self._randoms: Dict[int, List[cst.Call]] = {}
         self._builders: Dict[str, cst.FunctionDef] = {}  # model functions making variables
         self._templates: Dict[str, int] = {}  # builder -> first statement calling it
-        self._plain_builders: Dict[str, cst.Call] = {}  # functions calling tf.Variable
+        self._plain_builders: Dict[str, cst.Call] = self._known_builders()  # making tf.Variable
         self._factories: Dict[str, cst.Call] = {}  # ... that only return a new one
         self._created_at: Dict[str, int] = {}  # trainable variable -> statement creating it
         self._unnamed: Dict[int, cst.Call] = {}  # trainable variables bound to no name
@@ -433,8 +433,8 @@ class FedGraph:
             if isinstance(call.func, cst.Name) and call.func.value in self._builders:
                 self._templates.setdefault(call.func.value, i)
                 continue
-            if isinstance(call.func, cst.Name) and call.func.value in self._plain_builders:
-                self._bail(TS107.code, call, f"`{call.func.value}` creates a tf.Variable at every "
+            if self._ref(call.func) in self._plain_builders:
+                self._bail(TS107.code, call, f"`{self._ref(call.func)}` creates a tf.Variable at every "
                            "call (make_template shares only variables made through variable "
                            "scopes: get_variable, tf-slim layers): not converted")
             if is_slim_call(self, call):

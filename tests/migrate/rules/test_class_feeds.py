@@ -393,3 +393,59 @@ def test_a_ddpg_agent_opening_its_session_first_with_rows_of_soft_updates():
     # (the target critic binds `n_l1` again later)
     assert "        self.eval_dense(tf_keras.Input([6]))\n" in out
     assert not migrate_source(out, "ddpg_one_class.py").changed
+
+
+BUILT_BY_A_METHOD = '''\
+import numpy as np
+import tensorflow as tf
+
+
+class Net:
+    def __init__(self):
+        self.x = tf.placeholder(tf.float32, [None, 2])
+        {build}
+        self.sess = tf.Session()
+        self.sess.run(tf.global_variables_initializer())
+
+    def _build(self, x, scale):
+        w = tf.Variable(tf.ones([2, 1]) * scale)
+        return tf.matmul(x, w)
+
+    def run(self, x):
+        return self.sess.run({fetch}, {{self.x: x}})
+'''
+
+
+def test_a_method_making_variables_called_by_the_graph_keeps_compat_form():
+    # run again in the step method, `self._build` would make new variables at each call
+    src = BUILT_BY_A_METHOD.format(
+        build="self.eval = self._build(self.x, 1.0)\n        self.target = self._build(self.x, 2.0)",
+        fetch="[self.eval, self.target]")
+    r = migrate_source(src, "net.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and f.line == 8 and "`self._build` creates a tf.Variable at "
+               "every call" in f.message for f in r.findings), codes(r)
+
+
+def test_a_method_called_once_keeps_its_variable_on_the_object():
+    src = BUILT_BY_A_METHOD.format(build="self._make()", fetch="self.y").replace(
+        "    def _build(self, x, scale):\n        w = tf.Variable(tf.ones([2, 1]) * scale)\n"
+        "        return tf.matmul(x, w)\n",
+        "    def _make(self):\n        w = tf.Variable(tf.ones([2, 1]))\n"
+        "        self.y = tf.matmul(self.x, w)\n")
+    r = migrate_source(src, "net.py")
+    assert r.mode == "tape", codes(r)
+    assert "    def _make(self):\n        self.w = tf.Variable(tf.ones([2, 1]))\n" in r.output
+    assert "        y = tf.matmul(x, self.w)\n" in r.output
+
+
+def test_a_local_variable_of_a_method_called_twice_stays_a_local():
+    # as an attribute, it would hold the second call's variable only
+    src = BUILT_BY_A_METHOD.format(build="self._make()\n        self._make()", fetch="self.y").replace(
+        "    def _build(self, x, scale):\n        w = tf.Variable(tf.ones([2, 1]) * scale)\n"
+        "        return tf.matmul(x, w)\n",
+        "    def _make(self):\n        w = tf.Variable(tf.ones([2, 1]))\n"
+        "        self.y = tf.matmul(self.x, w)\n")
+    r = migrate_source(src, "net.py")
+    assert not any(c.rule == "class-variable-locals" for c in r.changes), r.changes
+    assert r.mode == "compat"
