@@ -10,7 +10,8 @@ value); a run of the same fetches that does not feed it gets a function of its
 own.
 
 The parameter is converted to the tensor's dtype, as TF1 converts a feed. The
-codemod has no dtypes, so it converts only a value it can tell is float32: one
+codemod has no dtypes, so it converts only a value it can tell is float32 (the
+step function converts to float32): one
 computed from float32 placeholders (and variables and Python numbers) by layers
 and ops that keep a float dtype. Any other fed tensor is reported (TS107).
 """
@@ -24,6 +25,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.feeds_steps import call_argument
 from tapeshift.migrate.rules.session import TS107
 
 #: ops whose result has the dtype of their float inputs
@@ -54,7 +56,6 @@ class FedValues:
             why = self._not_float32(ref, defs[0])
         if why is not None:
             self._bail(TS107.code, at, f"feeding `{code_of(at)}`, {why}, is not converted")
-        self._fed_dtypes[ref] = "float32"
 
     def _not_float32(self, ref: str, k: int) -> Optional[str]:
         """Why the value statement ``k`` binds to ``ref`` may not be float32 (None: it is)."""
@@ -72,11 +73,7 @@ class FedValues:
                     return f"computed by `{code_of(n.func)}`, whose dtype the codemod cannot tell"
             for name in self._stmts[j].reads:
                 if name in self._placeholders:
-                    call = self._placeholders[name]
-                    dtype = next((a.value for a in call.args if a.keyword is not None
-                                  and a.keyword.value == "dtype"),
-                                 call.args[0].value if call.args and call.args[0].keyword is None
-                                 else None)
+                    dtype = call_argument(self._placeholders[name], 0, "dtype")
                     if dtype is None or self.tf_api_name(dtype) != "float32":
                         spelled = code_of(dtype) if dtype is not None else "not given"
                         return f"computed from the placeholder `{name}` of dtype {spelled}"
@@ -94,9 +91,8 @@ class FedValues:
         cut = (whole - needed) & self._graph  # the statements the feeds leave out
         behind: Set[str] = set()
         for j in cut:
+            # (a layer's call reads its handle)
             behind |= {r for r in self._stmts[j].reads if r in self._var_names or r in self._layers}
-            behind |= {self._ref(n.func) for n in nodes(self._stmts[j].node)
-                       if isinstance(n, cst.Call) and self._ref(n.func) in self._layers}
         if not behind:
             return
         for j in step.statements:
@@ -120,13 +116,6 @@ class FedValues:
                     out.add(el)
         return out
 
-    def _fed_dtype(self, ref: str) -> str:
-        return self._fed_dtypes[ref]
-
-
-def given(values) -> str:
-    """`` with self.a fed (not computed)``: the docstring's words for a step fed graph values."""
-    return f" with {', '.join(values)} fed (not computed)" if values else ""
 
 
 def _elements(var_list: cst.BaseExpression, rule, before: int) -> List[Optional[str]]:

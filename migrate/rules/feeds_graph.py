@@ -90,7 +90,6 @@ class FedGraph:
         self._stmts: List[Stmt] = block_info(body, self.BASE)
         self._placeholders: Dict[str, cst.Call] = {}
         self._no_settings()  # placeholders an optimizer reads (feeds_settings.py)
-        self._fed_dtypes: Dict[str, str] = {}  # graph values fed (feeds_fed_values.py)
         self._variables: List[str] = []  # trainable, in creation order
         self._var_names: Set[str] = set()
         self._graph: Set[int] = set()

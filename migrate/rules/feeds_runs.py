@@ -171,3 +171,9 @@ def dominating_bindings(stmts: Sequence[cst.CSTNode],
 
     block(stmts)
     return out
+
+
+def given(values: Sequence[str]) -> str:
+    """`` with self.a fed (not computed)``: a step function's docstring words for the
+    graph values its runs feed."""
+    return f" with {', '.join(values)} fed (not computed)" if values else ""

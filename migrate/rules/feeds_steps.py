@@ -14,11 +14,10 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import nodes, visit
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
-from tapeshift.migrate.rules.feeds_fed_values import given
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
 # the run records and their rewrite; Bail and the others are imported from here by the feeds rules
 from tapeshift.migrate.rules.feeds_runs import (DICT_OF_ZIP, Bail, Run, RunReplacer, Step,  # noqa: F401
-                                                described_feeds)
+                                                described_feeds, given)
 
 
 #: Python literal -> the dtype TensorFlow gives it.
@@ -351,10 +350,9 @@ class StepFunctions:
                 continue
             if p in self._settings:  # lr.assign(lr_value)
                 lines.append(self._setting_assignment(p))
-            elif p in step.fed_values:
+            elif p in step.fed_values:  # (only float32 values are fed: feeds_fed_values.py)
                 lines.append(cst.parse_statement(f"{self._param(p)} = {self._alias}.convert_to_"
-                                                 f"tensor({self._param(p)}, {self._alias}."
-                                                 f"{self._fed_dtype(p)})"))
+                                                 f"tensor({self._param(p)}, {self._alias}.float32)"))
             else:
                 lines.extend(self._conversion(self._param(p), self._placeholders[p]))
         # (a `with tf.control_dependencies([...]): op = tf.no_op()` only orders what it
