@@ -53,6 +53,7 @@ from tapeshift.migrate.rules.feeds_after import GraphAfterSession
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_fed_values import FedValues
 from tapeshift.migrate.rules.feeds_fetches import Fetches, fetched, local_bindings
+from tapeshift.migrate.rules.feeds_main import SessionInMain
 from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_settings import FedSettings
@@ -83,6 +84,7 @@ def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
 
 @register_rule
 class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
+                       SessionInMain,
                        UpdateOps, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
@@ -209,11 +211,13 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                 self._bail(TS107.code, sessions[1][0], "more than one Session, not each in a "
                            "function of its own: the codemod converts the fed graph of one "
                            "session per function (or per module)")
+        blocks = self._lifted(module, blocks)
         outside = [b for _, b, _ in blocks if b is not module]
         if outside and self._placeholders_outside(module, outside):
+            why = f" ({self._not_lifted})" if self._not_lifted else ""
             self._bail(TS107.code, blocks[0][0], "the graph is built outside the block that "
                        "opens the Session (module level vs a function or the `__main__` "
-                       "guard): not converted")
+                       f"guard){why}: not converted")
         self._kinds, self._elements = self.infer_kinds(module)
         self._module_node = module
         taken = all_names(module)
@@ -258,7 +262,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
     # -- the session region -----------------------------------------------
     def _runs(self, body: List[cst.CSTNode], start: int, module: cst.Module) -> List[Run]:
         graph_names = self._names_of_graph() | set(self._placeholders) | self._schedules
-        session = self._session_name(body[start])
+        session = self._session_name(self._opening or body[start])
         runs: List[Run] = []
         self._feed_dicts = self._named_feed_dicts(body[start:])
         self._feeds_seen = dominating_bindings(body[start:], set(self._feed_dicts))

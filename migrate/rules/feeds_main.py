@@ -1,0 +1,145 @@
+"""The feeds rule's reading of a session opened in ``main()`` or the ``__main__`` guard.
+
+Scripts often build the graph at module level and train it in a function run
+once, or under the guard::
+
+    x = tf.placeholder(tf.float32, [None, 2])
+    ...
+    train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+
+    def main():
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for step in range(100):
+                sess.run(train_op, feed_dict={x: data})
+
+    if __name__ == "__main__":
+        main()
+
+The graph is the module's; the session only runs it. So the module is read as the
+block, with the function (or the guard) standing where the session opens: the step
+functions go before it, at module level, and its runs call them. Only when the
+function runs once, after the whole graph is built, and builds no graph itself:
+what it fetches is then what the module built, and its variables start where eager
+variables start, at their creation.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS, SESSIONS
+
+#: TF calls a function that only runs the module's graph may make outside its runs
+_SESSION_SETUP = SESSIONS | INITIALIZERS | frozenset({"ConfigProto", "GPUOptions"})
+
+
+def is_main_guard(stmt: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` (either way round)."""
+    return isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.test, cst.Comparison) \
+        and "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
+
+
+class SessionInMain:
+    """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: a session in a
+    module-level function or guard that runs the module's graph (state on the rule)."""
+
+    #: the statement opening the session when it is nested in the block's statement
+    _opening: Optional[cst.CSTNode] = None
+
+    def _lifted(self, module: cst.Module, blocks):
+        """``blocks`` (one session in a function or the guard, the graph at module
+        level) read as the module's block, the session at the owner's index; else as
+        they are, with the reason in ``self._not_lifted``."""
+        self._opening = None
+        self._not_lifted = ""
+        if len(blocks) != 1 or blocks[0][1] is module:
+            return blocks
+        call, block, index = blocks[0]
+        at = next((k for k, stmt in enumerate(module.body)
+                   if isinstance(stmt, (cst.FunctionDef, cst.If)) and stmt.body is block), None)
+        owner = module.body[at] if at is not None else None
+        if owner is None:
+            self._not_lifted = "the function is not defined at module level"
+        elif not self._graph_above(module, at):
+            self._not_lifted = (f"a placeholder is made elsewhere than by module code before "
+                                f"{_title(owner)}, or module code after it calls TensorFlow")
+        elif not self._only_runs(block):
+            self._not_lifted = f"{_title(owner)} builds graph code too"
+        elif isinstance(owner, cst.FunctionDef) and (
+                any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in nodes(owner))
+                or not self._called_once_after(module, owner.name.value, at)):
+            self._not_lifted = (f"{_title(owner)} is not called once, by a statement of its own "
+                                "after it (or it declares globals)")
+        elif isinstance(owner, cst.If) and not is_main_guard(owner):
+            self._not_lifted = "the session is in an `if` block"
+        if self._not_lifted:
+            return blocks
+        self._opening = block.body[index]
+        self._block_owners[id(module)] = None
+        self.record_change(owner, f"the Session opened in {_title(owner)} runs the module's "
+                           "graph: its step functions are written before it, at module level")
+        return [(call, module, at)]
+
+    def _graph_above(self, module: cst.Module, at: int) -> bool:
+        """Every placeholder is made by module code before statement ``at``, and no
+        module code after it calls TensorFlow (it would add to the graph after the
+        session is opened)."""
+        made = sum(1 for n in nodes(module) if isinstance(n, cst.Call)
+                   and self.tf_api_name(n.func) in DENSE_PLACEHOLDERS)
+        above = sum(1 for stmt in module.body[:at] if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+                    for n in nodes(stmt) if isinstance(n, cst.Call)
+                    and self.tf_api_name(n.func) in DENSE_PLACEHOLDERS)
+        if not made or made != above:
+            return False
+        for stmt in module.body[at + 1:]:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)) \
+                    or is_main_guard(stmt):
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                continue
+            if any(isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
+                   for n in nodes(stmt)):
+                return False
+        return True
+
+    def _only_runs(self, block: cst.BaseSuite) -> bool:
+        """``block`` calls TensorFlow only to open and set up its session, to
+        initialize, and inside the arguments of its runs."""
+        inside_runs = set()
+        for n in nodes(block):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                    and n.func.attr.value in ("run", "eval"):
+                inside_runs |= {id(a) for arg in n.args for a in nodes(arg)}
+        return not any(isinstance(n, cst.Call) and id(n) not in inside_runs
+                       and self.tf_api_name(n.func) not in (None, *_SESSION_SETUP)
+                       for n in nodes(block))
+
+
+    def _called_once_after(self, module: cst.Module, name: str, at: int) -> bool:
+        """``name`` is called once, ``name(...)``, by a statement of its own after
+        statement ``at``, at module level or in the ``__main__`` guard; and read
+        nowhere else. (``tf.app.run()`` calling ``main`` is TF1-only: TS109.)"""
+        reads = sum(1 for n in nodes(module) if isinstance(n, cst.Name) and n.value == name)
+        calls = [call for stmt in module.body[at + 1:]
+                 for call in map(_call_statement, stmt.body.body if is_main_guard(stmt) else [stmt])
+                 if call is not None and m.matches(call.func, m.Name(name))]
+        return len(calls) == 1 and reads == 2  # (the def's own name, and the call)
+
+
+def _call_statement(stmt: cst.CSTNode) -> Optional[cst.Call]:
+    """The call a statement of its own is (``f()``), else None."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call):
+        return stmt.body[0].value
+    return None
+
+
+def _title(owner: cst.CSTNode) -> str:
+    return f"`{owner.name.value}()`" if isinstance(owner, cst.FunctionDef) else "the `__main__` guard"

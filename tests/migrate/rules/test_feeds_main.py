@@ -1,0 +1,145 @@
+"""A session opened in ``main()`` or the ``__main__`` guard, the graph at module level.
+
+The module is read as the fed graph's block, the function (or guard) where the
+session opens: the step functions are written before it, at module level, and its
+runs call them. Tests: the exact output for a function called from the guard and
+for the guard itself, the programs it leaves in compat form and why (a function
+run twice, one that builds graph code, a placeholder made elsewhere, graph code
+after it), and the legacy numbers.
+"""
+
+import pytest
+
+from rule_programs import codes, findings, migrated, src as _src  # tests/support
+
+TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
+
+MAIN = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 2])
+    y = tf.placeholder(tf.float32, [None, 1])
+    W = tf.Variable(tf.ones([2, 1]))
+    b = tf.Variable(tf.zeros([1]))
+    pred = tf.matmul(x, W) + b
+    loss = tf.reduce_mean(tf.square(pred - y))
+    train_op = tf.train.AdamOptimizer(0.1).minimize(loss)
+
+
+    def main(steps):
+        data = np.arange(8, dtype=np.float32).reshape(4, 2) / 8.0
+        target = data.sum(axis=1, keepdims=True)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for step in range(steps):
+                _, l = sess.run([train_op, loss], feed_dict={x: data, y: target})
+                print(step, l)
+            print(sess.run(pred, {x: data}))
+            print(sess.run(W))
+
+
+    if __name__ == "__main__":
+        main(5)
+""")
+
+GUARD = MAIN.replace("\n\ndef main(steps):\n", "\n\nif __name__ == \"__main__\":\n    steps = 5\n") \
+    .replace("\n\nif __name__ == \"__main__\":\n    main(5)\n", "\n")
+
+
+def test_main_gets_step_functions_written_before_it():
+    r = migrated(MAIN)
+    assert r.mode == "tape", codes(r)
+    assert codes(r) == []
+    assert r.output == _src('''
+        import numpy as np
+        import tensorflow as tf
+
+        W = tf.Variable(tf.ones([2, 1]))
+        b = tf.Variable(tf.zeros([1]))
+        optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
+
+
+        def run_train_op_loss(x, y):
+            """sess.run([train_op, loss]) as a function of the fed values."""
+            x = tf.convert_to_tensor(x, tf.float32)
+            y = tf.convert_to_tensor(y, tf.float32)
+            with tf.GradientTape() as tape:
+                pred = tf.matmul(x, W) + b
+                loss = tf.reduce_mean(tf.square(pred - y))
+            optimizer.apply_gradients(zip(tape.gradient(loss, [W, b]), [W, b]))
+            return [None, loss.numpy()]
+
+
+        def run_pred(x):
+            """sess.run(pred) as a function of the fed values."""
+            x = tf.convert_to_tensor(x, tf.float32)
+            pred = tf.matmul(x, W) + b
+            return pred.numpy()
+
+
+        def main(steps):
+            data = np.arange(8, dtype=np.float32).reshape(4, 2) / 8.0
+            target = data.sum(axis=1, keepdims=True)
+            for step in range(steps):
+                _, l = run_train_op_loss(x=data, y=target)
+                print(step, l)
+            print(run_pred(x=data))
+            print(W.numpy())
+
+
+        if __name__ == "__main__":
+            main(5)
+    ''')
+    assert any("the Session opened in `main()` runs the module's graph" in c.description
+               for c in r.changes)
+    assert not migrated(r.output).changed
+
+
+def test_the_main_guard_gets_step_functions_written_before_it():
+    r = migrated(GUARD)
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert "\n\ndef run_pred(x):\n" in out
+    assert out.index("def run_pred(x):") < out.index('if __name__ == "__main__":\n    steps = 5\n')
+    assert "\n    for step in range(steps):\n        _, l = run_train_op_loss(x=data, y=target)\n" in out
+    assert "tf.Session" not in out and "placeholder" not in out
+    assert any("the Session opened in the `__main__` guard" in c.description for c in r.changes)
+
+
+@pytest.mark.parametrize("change, why", [
+    # run twice: each TF1 session starts the variables again, eager ones go on
+    (('    main(5)\n', '    main(5)\n    main(5)\n'), "`main()` is not called once"),
+    (('    main(5)\n', '    for _ in range(2):\n        main(5)\n'), "`main()` is not called once"),
+    (('    main(5)\n', '    import atexit\n    atexit.register(main, 5)\n'),
+     "`main()` is not called once"),
+    (('    data = np.arange', '    global W\n    data = np.arange'), "or it declares globals"),
+    # graph code of its own (the module-level reading would not see it)
+    (('    with tf.Session() as sess:\n', '    pred = tf.nn.relu(pred)\n    with tf.Session() as sess:\n'),
+     "`main()` builds graph code too"),
+    # a placeholder the function does not see made by module code before it
+    (('pred = tf.matmul(x, W) + b\n', 'pred = tf.matmul(x, W) + b\n\n\ndef more():\n'
+      '    return tf.placeholder(tf.float32)\n\n\n'), "a placeholder is made elsewhere"),
+    # graph code after the function, made before the call runs it
+    (('\n\nif __name__', '\n\nscaled = loss * tf.constant(2.0)\n\nif __name__'),
+     "module code after it calls TensorFlow"),
+])
+def test_a_session_in_main_it_cannot_read_keeps_compat_form(change, why):
+    assert change[0] in MAIN
+    r = migrated(MAIN.replace(*change))
+    assert r.mode == "compat"
+    assert any(code == "TS107" and why in message for code, _, message in findings(r)), findings(r)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.parametrize("program", [MAIN, GUARD], ids=["main", "guard"])
+def test_a_session_in_main_computes_the_legacy_numbers(tmp_path, program):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    r = migrated(program)
+    assert r.mode == "tape", codes(r)
+    report = verify_sources(program, r.output, tmp_path / "main.py", timeout=TIMEOUT)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) == 7, report.to_text()  # 5 losses, the predictions, W
