@@ -54,6 +54,7 @@ from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
 from tapeshift.migrate.rules.feeds_fed_values import FedValues
 from tapeshift.migrate.rules.feeds_fetches import Fetches, fetched, local_bindings
 from tapeshift.migrate.rules.feeds_main import SessionInMain
+from tapeshift.migrate.rules.feeds_passed_sessions import PassedSessions
 from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
 from tapeshift.migrate.rules.feeds_settings import FedSettings
@@ -84,7 +85,7 @@ def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
 
 @register_rule
 class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
-                       SessionInMain,
+                       SessionInMain, PassedSessions,
                        UpdateOps, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
@@ -251,7 +252,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         runs = self._runs(body, index, module)
         steps = self._steps(runs, body, index)
         self._check_free_uses(module, body, index, runs)
-        new_body = self._rewrite(body, index, runs, steps, taken)
+        new_body = self._without_session_params(self._rewrite(body, index, runs, steps, taken))
         taken.update(s.name for s in steps)
         self.shared.setdefault("step_functions", set()).update(s.name for s in steps)
         return new_body
@@ -263,24 +264,29 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
     def _runs(self, body: List[cst.CSTNode], start: int, module: cst.Module) -> List[Run]:
         graph_names = self._names_of_graph() | set(self._placeholders) | self._schedules
         session = self._session_name(self._opening or body[start])
+        self._helpers = self._session_helpers(module, body, session)
+        receivers = {session}  # (in a helper, its session parameter too)
         runs: List[Run] = []
         self._feed_dicts = self._named_feed_dicts(body[start:])
         self._feeds_seen = dominating_bindings(body[start:], set(self._feed_dicts))
         self._key_lists = self._key_lists_of(body)
 
         def walk(n: cst.CSTNode) -> None:
+            nonlocal receivers
             if isinstance(n, cst.FunctionDef):  # its runs may fetch its own locals
-                saved = self._locals_here
+                saved = self._locals_here, receivers
                 self._locals_here = local_bindings(n)
+                if n.name.value in self._helpers:
+                    receivers = receivers | {self._helpers[n.name.value][0]}
                 try:
                     for child in children(n):
                         walk(child)
                 finally:
-                    self._locals_here = saved
+                    self._locals_here, receivers = saved
                 return
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
                 recv, attr = n.func.value, n.func.attr.value
-                if attr == "run" and self._ref(recv) is not None and self._ref(recv) == session:
+                if attr == "run" and self._ref(recv) is not None and self._ref(recv) in receivers:
                     if inline_update(n, self.tf_api_name) is not None:
                         # sess.run(tf.assign(v, x)), fed nothing: TF1 makes the op at that line
                         # and runs it there, as eager code does: the session rule's
@@ -303,7 +309,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._early_functions = {
             i for i, stmt in enumerate(body[:start])
             if isinstance(stmt, cst.FunctionDef) and id(stmt) not in self._other_sessions
-            and self._collect_session_runs(stmt, session, self._ref)
+            and (self._collect_session_runs(stmt, session, self._ref) or stmt.name.value in self._helpers)
             and _called_only_from(stmt.name.value, body, start)}
         try:
             for i in sorted(self._early_functions):
@@ -319,6 +325,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
             for run in self._collect_session_runs(stmt, session, self._ref):
                 self._bail(TS107.code, run, "sess.run before the session is opened (in a function "
                            "called before it is, or not a function) is not converted")
+        self._check_helpers_converted(body, {id(r.call) for r in runs} | set(map(id, self._value_runs)))
         return runs
 
     @staticmethod
