@@ -35,8 +35,10 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS, SESSIONS
 
-#: TF calls a function that only runs the module's graph may make outside its runs
-_SESSION_SETUP = SESSIONS | INITIALIZERS | frozenset({"ConfigProto", "GPUOptions"})
+#: TF calls a function that only runs the module's graph may make outside its runs (a
+#: FileWriter adds nothing to the graph; the summaries rule makes it a TF2 writer)
+_SESSION_SETUP = SESSIONS | INITIALIZERS | frozenset({"ConfigProto", "GPUOptions",
+                                                      "summary.FileWriter", "summary.create_file_writer"})
 
 
 def is_main_guard(stmt: cst.CSTNode) -> bool:

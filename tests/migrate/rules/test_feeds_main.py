@@ -143,3 +143,14 @@ def test_a_session_in_main_computes_the_legacy_numbers(tmp_path, program):
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
     assert len(printed) == 7, report.to_text()  # 5 losses, the predictions, W
+
+
+def test_a_file_writer_in_main_is_not_graph_code():
+    # (public XOR scripts open `tf.summary.FileWriter(logdir, sess.graph)` beside the runs)
+    source = MAIN.replace("        sess.run(tf.global_variables_initializer())\n",
+                          "        sess.run(tf.global_variables_initializer())\n"
+                          "        writer = tf.summary.FileWriter('logs', sess.graph)\n")
+    assert source != MAIN
+    r = migrated(source)
+    assert r.mode == "tape", codes(r)
+    assert "\n    writer = tf.summary.create_file_writer('logs')\n    for step in range(steps):\n" in r.output
