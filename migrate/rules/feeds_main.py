@@ -26,7 +26,7 @@ variables start, at their creation.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Set
 
 import libcst as cst
 import libcst.matchers as m
@@ -71,8 +71,10 @@ class SessionInMain:
         elif not self._graph_above(module, at):
             self._not_lifted = (f"a placeholder is made elsewhere than by module code before "
                                 f"{_title(owner)}, or module code after it calls TensorFlow")
-        elif not self._only_runs(block):
-            self._not_lifted = f"{_title(owner)} builds graph code too"
+        elif not self._only_runs(block, {stmt.name.value: stmt for stmt in module.body
+                                         if isinstance(stmt, cst.FunctionDef)},
+                                 {owner.name.value} if isinstance(owner, cst.FunctionDef) else set()):
+            self._not_lifted = f"{_title(owner)} builds graph code too (or a function it calls does)"
         elif isinstance(owner, cst.FunctionDef) and (
                 any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in nodes(owner))
                 or not self._called_once_after(module, owner.name.value, at)):
@@ -111,18 +113,27 @@ class SessionInMain:
                 return False
         return True
 
-    def _only_runs(self, block: cst.BaseSuite) -> bool:
+    def _only_runs(self, block: cst.BaseSuite, functions: Dict[str, cst.FunctionDef],
+                   seen: Set[str]) -> bool:
         """``block`` calls TensorFlow only to open and set up its session, to
-        initialize, and inside the arguments of its runs."""
+        initialize, and inside the arguments of its runs; and so do the module's
+        ``functions`` it calls (by name; ``seen``: those read already)."""
         inside_runs = set()
         for n in nodes(block):
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
                     and n.func.attr.value in ("run", "eval"):
                 inside_runs |= {id(a) for arg in n.args for a in nodes(arg)}
-        return not any(isinstance(n, cst.Call) and id(n) not in inside_runs
-                       and self.tf_api_name(n.func) not in (None, *_SESSION_SETUP)
-                       for n in nodes(block))
-
+        for n in nodes(block):
+            if not isinstance(n, cst.Call) or id(n) in inside_runs:
+                continue
+            if self.tf_api_name(n.func) not in (None, *_SESSION_SETUP):
+                return False
+            called = n.func.value if isinstance(n.func, cst.Name) else None
+            if called in functions and called not in seen:
+                seen.add(called)  # (a helper that builds graph code builds it in main too)
+                if not self._only_runs(functions[called].body, functions, seen):
+                    return False
+        return True
 
     def _called_once_after(self, module: cst.Module, name: str, at: int) -> bool:
         """``name`` is called once, ``name(...)``, by a statement of its own after

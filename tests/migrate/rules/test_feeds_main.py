@@ -117,6 +117,10 @@ def test_the_main_guard_gets_step_functions_written_before_it():
     # graph code of its own (the module-level reading would not see it)
     (('    with tf.Session() as sess:\n', '    pred = tf.nn.relu(pred)\n    with tf.Session() as sess:\n'),
      "`main()` builds graph code too"),
+    # ... or in a function it calls (TF1 adds to the graph when main runs)
+    (('\n\ndef main(steps):\n', '\n\ndef add_noise():\n    return tf.random_normal([1])\n\n\n'
+      'def main(steps):\n    add_noise()\n'),
+     "`main()` builds graph code too (or a function it calls does)"),
     # a placeholder the function does not see made by module code before it
     (('pred = tf.matmul(x, W) + b\n', 'pred = tf.matmul(x, W) + b\n\n\ndef more():\n'
       '    return tf.placeholder(tf.float32)\n\n\n'), "a placeholder is made elsewhere"),
