@@ -204,6 +204,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         blocks = [(call, *self._session_block(call, stack)) for call, stack in sessions]
         if len(sessions) > 1:
             blocks = self._fed_sessions_only(module, blocks)
+        blocks = self._sessions_started_again(blocks)
         if len(blocks) > 1:
             # one graph and its session per function body (save() and reload(), each
             # after tf.reset_default_graph()): each body is converted on its own
@@ -265,7 +266,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         graph_names = self._names_of_graph() | set(self._placeholders) | self._schedules
         session = self._session_name(self._opening or body[start])
         self._helpers = self._session_helpers(module, body, session)
-        receivers = {session}  # (in a helper, its session parameter too)
+        receivers = {session, *self._again}  # (in a helper, its session parameter too)
         runs: List[Run] = []
         self._feed_dicts = self._named_feed_dicts(body[start:])
         self._feeds_seen = dominating_bindings(body[start:], set(self._feed_dicts))

@@ -11,7 +11,7 @@ nor a graph value computed from one.
 
 from __future__ import annotations
 
-from typing import Dict, List, Set
+from typing import Dict, FrozenSet, List, Set
 
 import libcst as cst
 
@@ -24,6 +24,9 @@ from tapeshift.migrate.rules.feeds_graph import LAYER_PREFIXES
 class SessionSections:
     """Part of :class:`tapeshift.migrate.rules.feeds.FeedsToFunctions`: which of
     several sessions in one block it converts (state on the rule)."""
+
+    #: the names of sessions opened again on the graph (the class rule has none)
+    _again: FrozenSet[str] = frozenset()
 
     def _fed_sessions_only(self, module: cst.Module, blocks):
         """Of the sessions opened one after another in one block, the one that feeds
@@ -46,6 +49,30 @@ class SessionSections:
             kept.extend(fed)
             self._other_sessions |= {id(b[1].body[b[2]]) for b in others}
         return kept
+
+    def _sessions_started_again(self, blocks):
+        """Fed sessions opened one after another in one block, on one graph, each
+        after the first starting with a run of the initializer (a second training
+        from scratch): read as the first session's, the others' names running it too
+        (``self._again``); the session rule puts the variables back where the others
+        initialise again. ``blocks`` as they are otherwise."""
+        self._again = frozenset()
+        if len(blocks) < 2 or len({id(b) for _, b, _ in blocks}) > 1:
+            return blocks
+        ordered = sorted(blocks, key=lambda b: b[2])
+        block = ordered[0][1]
+        names = set()
+        for _, _, index in ordered[1:]:
+            stmt = block.body[index]
+            name = self._session_name(stmt)
+            first = stmt.body.body[0] if isinstance(stmt, cst.With) and isinstance(
+                stmt.body, cst.IndentedBlock) else block.body[index + 1] \
+                if index + 1 < len(block.body) else None
+            if name is None or first is None or not self._runs_initializer([first, *block.body], 0, name):
+                return blocks
+            names.add(name)
+        self._again = frozenset(names)
+        return ordered[:1]
 
     def _with_session_opened(self, body: List[cst.CSTNode], index: int):
         """``with tf.Session() as sess:`` whose body builds more graph (an evaluation

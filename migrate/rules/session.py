@@ -38,6 +38,7 @@ from tapeshift.migrate.engine.toolkit.walk import walk as in_order
 # the codes, documented in session_codes.py (the feeds rules report them too) and imported
 # from here by those rules, as before
 from tapeshift.migrate.rules.session_codes import TS106, TS107, TS108, TS112, TS113, TS115, TS116
+from tapeshift.migrate.rules.session_resets import VariableResets
 from tapeshift.migrate.rules.session_rewrite import (  # noqa: F401 - also imported from here
     NO_VALUE, SessionRewriting)
 
@@ -114,7 +115,7 @@ _is_call, _is_name, _is_function = (instance_test(cst.Call), instance_test(cst.N
 
 
 @register_rule
-class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, TapeshiftCodemod):
+class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Dissolve tf.Session blocks: sess.run(fetch) becomes the fetched value."
     RULE = "session"
     PHASE = "tape"
@@ -134,6 +135,8 @@ class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, Tapeshift
         self._alias = "tf"
         self._active = False
         self._sessions: Set[str] = set()
+        #: sess.run(init) run again -> the variables and their initial values
+        self._resets: Dict[cst.Call, list] = {}
 
     # ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> bool:
@@ -340,13 +343,13 @@ class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, Tapeshift
         # (a variable nothing changes and whose initial value is not drawn is the same
         # after an initializer runs again; the feeds rule's step functions may train)
         self._resets_matter = bool(stateful or randoms or self._inline_updates or steps)
+        self._sessions = sessions
         for call, great in runs:
             if not self._plan_run(call, great, inits):
                 blocked = True
         for call, stack in evals:
             if not self._plan_eval(call, stack, has_session, sessions):
                 blocked = True
-        self._sessions = sessions
         self._active = (has_session or bool(self._remove)) and not blocked
         if self._active:
             self.note_siblings(node)
@@ -444,9 +447,16 @@ class SessionToEager(SessionRewriting, CarriesLeadingLines, KindMixin, Tapeshift
                             "variables at each pass: not converted")
                 return False
             if self._resets_matter and self._initializer_runs > 1:
-                self.report(TS115.code, call, "the initializer runs again, resetting the "
-                            "variables to their initial values: not converted")
-                return False
+                resets = self._variable_resets(self._module, RANDOM) if isinstance(parent, cst.Expr) \
+                    else "its value is used"
+                if isinstance(resets, str):
+                    self.report(TS115.code, call, "the initializer runs again, resetting the "
+                                f"variables to their initial values ({resets}): not converted")
+                    return False
+                self._resets[call] = resets
+                self.record_change(call, "the initializer run again -> each variable assigned "
+                                   "its initial value")
+                return True
             if isinstance(parent, cst.Expr):
                 return True  # the statement is removed by leave_SimpleStatementLine
             self.report(TS115.code, call, "the initializer's result is used")

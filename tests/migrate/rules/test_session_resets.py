@@ -1,0 +1,95 @@
+"""An initializer run again in a new session -> each variable assigned its initial value.
+
+Tutorials (the deeplearning.ai TensorFlow exercise among them) train a graph twice
+from scratch, each time in a new ``with tf.Session()`` that runs the initializer
+first. Eager variables get their value once: the second run of the initializer
+becomes ``w.assign(<initial value>)`` per variable. Tests: the exact output, the
+programs it leaves in compat form and why (random or changing initial values,
+optimizers with slots, layers), and the legacy numbers.
+"""
+
+import pytest
+
+from rule_programs import codes, findings, migrated, src as _src  # tests/support
+
+TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
+
+SCRIPT = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    coefficients = np.array([[1.], [-10.], [25.]])
+    start = np.array([0.5, -0.5], np.float32)
+    w = tf.Variable(0, dtype=tf.float32)
+    v = tf.Variable(start)
+    x = tf.placeholder(tf.float32, [3, 1])
+    cost = x[0][0] * w**2 + x[1][0] * w + x[2][0] + tf.reduce_sum(v * v)
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(cost)
+    init = tf.global_variables_initializer()
+
+    with tf.Session() as session:
+        session.run(init)
+        session.run(train, feed_dict={x: coefficients})
+        print(session.run(w), session.run(v))
+
+    with tf.Session() as session:
+        session.run(init)
+        for i in range(100):
+            session.run(train, feed_dict={x: coefficients})
+        print(session.run(w), session.run(v))
+""")
+
+
+def test_the_second_initializer_run_assigns_the_initial_values():
+    r = migrated(SCRIPT)
+    assert r.mode == "tape", codes(r)
+    assert codes(r) == []
+    assert r.output.endswith(_src("""
+        print(w.numpy(), v.numpy())
+
+        # a new Session: TF1's initializer started the variables again
+        w.assign(0)
+        v.assign(start)
+        for i in range(100):
+            run_train(x=coefficients)
+        print(w.numpy(), v.numpy())
+    """))
+    assert r.output.count("def run_train(x):") == 1
+    assert any("each variable assigned its initial value" in c.description for c in r.changes)
+    assert not migrated(r.output).changed
+
+
+@pytest.mark.parametrize("change, why", [
+    (("tf.Variable(0, dtype=tf.float32)", "tf.Variable(tf.random_normal([]))"),
+     "the initial value of `w` is random: TF1 draws it again"),
+    (("start = np.array([0.5, -0.5], np.float32)\n",
+      "start = np.array([0.5, -0.5], np.float32)\nstart = start * 2\n"),
+     "the initial value of `v` reads `start`, which may have changed"),
+    (("tf.train.GradientDescentOptimizer(0.01)", "tf.train.AdamOptimizer(0.01)"),
+     "keeps slots, which TF1's initializer starts again too"),
+    (("v = tf.Variable(start)\n", "v = tf.Variable(start)\nextra = [tf.Variable(1.0, trainable=False)]\n"),
+     "a variable other than `name = tf.Variable(value)` at module level"),
+    (("cost = x[0][0]", "cost = tf.reduce_sum(tf.layers.dense(x, 1)) + x[0][0]"),
+     "may make variables the codemod does not see"),
+    # a model an imported function builds: its variables are not in this file
+    (("cost = x[0][0]", "cost = tf.reduce_sum(head(x)) + x[0][0]"),
+     "`head(...)` may make variables the codemod does not see"),
+])
+def test_variables_it_cannot_put_back_keep_compat_form(change, why):
+    assert change[0] in SCRIPT
+    r = migrated(SCRIPT.replace(*change))
+    assert r.mode == "compat"
+    assert any(code == "TS115" and "the initializer runs again" in message and why in message
+               for code, _, message in findings(r)), findings(r)
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_reset_program_computes_the_legacy_numbers(tmp_path):
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    r = migrated(SCRIPT)
+    report = verify_sources(SCRIPT, r.output, tmp_path / "again.py", timeout=TIMEOUT)
+    assert report.status == "ok", report.to_text()
+    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
+    assert len(printed) == 2, report.to_text()
