@@ -34,6 +34,11 @@ _MAKERS = frozenset({"Variable", "get_variable", "VariableV1", "compat.v1.Variab
 #: modules whose calls make no TensorFlow variables (TensorFlow's own are read by name)
 _KNOWN_MODULES = frozenset({"tensorflow", "numpy", "math", "random", "matplotlib", "time",
                             "os", "sys"})
+#: calls that give the same value again (the initial value is computed twice)
+_SAME_AGAIN = frozenset({"float", "int", "list", "tuple", "range", "len", "abs", "round"})
+_NUMPY_SAME_AGAIN = frozenset({"array", "asarray", "zeros", "ones", "full", "eye", "identity",
+                               "arange", "linspace", "zeros_like", "ones_like", "full_like",
+                               "float32", "float64", "int32", "int64", "reshape", "sqrt"})
 #: the one optimizer whose update keeps no state of its own
 _STATELESS_OPTIMIZERS = frozenset({"train.GradientDescentOptimizer",
                                    "compat.v1.train.GradientDescentOptimizer"})
@@ -72,6 +77,11 @@ class VariableResets:
                 api = self.tf_api_name(n.func) if isinstance(n, cst.Call) else None
                 if api is not None and (api in random_ops or api.startswith("random")):
                     return f"the initial value of `{name}` is random: TF1 draws it again"
+                if isinstance(n, cst.Call) and api is None and not _same_again(n):
+                    # (TF1 kept what Python computed, once, as a constant: `np.random.rand(3)`
+                    # computed again would draw other numbers)
+                    return (f"the initial value of `{name}` calls `{code_of(n.func)}`, which may "
+                            "give other values when called again")
                 if isinstance(n, cst.Name) and (n.value in names or bound.get(n.value, 0) > 1):
                     return f"the initial value of `{name}` reads `{n.value}`, which may have changed"
         for n in nodes(module):
@@ -113,6 +123,13 @@ class VariableResets:
                     known |= names
                     changed = True
         return next((c for c in calls if _root(c) not in known), None)
+
+
+def _same_again(call: cst.Call) -> bool:
+    """A call that gives the same value again: a NumPy array maker (``np.array``,
+    ``np.zeros``, ...) or a builtin conversion, of arguments checked on their own."""
+    func = code_of(call.func)
+    return func in _SAME_AGAIN or func.split(".")[-1] in _NUMPY_SAME_AGAIN and "random" not in func
 
 
 def _root(call: cst.Call) -> Optional[str]:

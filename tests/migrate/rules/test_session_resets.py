@@ -62,6 +62,9 @@ def test_the_second_initializer_run_assigns_the_initial_values():
 @pytest.mark.parametrize("change, why", [
     (("tf.Variable(0, dtype=tf.float32)", "tf.Variable(tf.random_normal([]))"),
      "the initial value of `w` is random: TF1 draws it again"),
+    # NumPy's draws: TF1 kept the numbers drawn once, a second call draws others
+    (("v = tf.Variable(start)\n", "v = tf.Variable(np.random.rand(2).astype(np.float32))\n"),
+     "the initial value of `v` calls `np.random.rand(2).astype`, which may give other values"),
     (("start = np.array([0.5, -0.5], np.float32)\n",
       "start = np.array([0.5, -0.5], np.float32)\nstart = start * 2\n"),
      "the initial value of `v` reads `start`, which may have changed"),
