@@ -47,12 +47,15 @@ def runner_command(
     user_paths: Sequence[str | os.PathLike] = (),
     python: str | None = None,
     resource_variables: bool = False,
+    no_graph_rewrites: bool = False,
 ) -> list[str]:
     """The command line that runs ``script`` in a child Python.
 
     ``legacy=True`` runs it as a TF1 script (run-legacy); ``capture_dir``
     makes the child write the script's final numeric globals there (see
-    :mod:`tapeshift.migrate.legacy.capture`). Works from a checkout and when installed.
+    :mod:`tapeshift.migrate.legacy.capture`). With ``legacy``, ``resource_variables``
+    and ``no_graph_rewrites`` add ``--resource-variables`` and ``--no-graph-rewrites``
+    (as run-legacy's). Works from a checkout and when installed.
     """
     source = child_source("tapeshift.migrate.legacy.capture", "main", "sys.exit(main(sys.argv[1:]))")
     cmd = [python or sys.executable, "-c", source]
@@ -60,6 +63,8 @@ def runner_command(
         cmd.append("--legacy")
         if resource_variables:
             cmd.append("--resource-variables")
+        if no_graph_rewrites:
+            cmd.append("--no-graph-rewrites")
     if capture_dir is not None:
         cmd += ["--capture", os.fspath(capture_dir)]
     for p in user_paths:

@@ -1,7 +1,7 @@
 """The child-process side of ``run-legacy`` and ``verify``.
 
 Started as ``python -c <bootstrap> [--seed N] [--align-random SEED] [--legacy]
-[--resource-variables] [--capture DIR]
+[--resource-variables] [--no-graph-rewrites] [--capture DIR]
 [--user-path DIR]... -- SCRIPT ARGS...`` (see :func:`tapeshift.migrate.legacy.run_legacy.runner_command`). It runs the
 script as ``__main__`` (as a TF1 script with ``--legacy``) and, with
 ``--capture``, writes what ``verify`` compares:
@@ -56,10 +56,12 @@ from tapeshift.migrate.legacy.watchers import (
 
 #: --resource-variables: the legacy script's variables are resource variables
 _RESOURCE_VARIABLES = False
+#: --no-graph-rewrites: the legacy script's sessions run without Grappler
+_NO_GRAPH_REWRITES = False
 
 def _parse(argv: list[str]):
     legacy, capture, user_paths, seed, align = False, None, [], None, None
-    global _RESOURCE_VARIABLES
+    global _RESOURCE_VARIABLES, _NO_GRAPH_REWRITES
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -70,6 +72,8 @@ def _parse(argv: list[str]):
             legacy = True
         elif arg == "--resource-variables":
             _RESOURCE_VARIABLES = True
+        elif arg == "--no-graph-rewrites":
+            _NO_GRAPH_REWRITES = True
         elif arg == "--capture":
             i += 1
             capture = argv[i]
@@ -114,7 +118,8 @@ def main(argv: list[str]) -> int:
             print(f"tapeshift run-legacy: TensorFlow is not installed ({exc}); "
                   "install it with: pip install 'tapeshift[tf]'", file=sys.stderr)
             return ExitCode.ERROR
-        enable_legacy_behavior(resource_variables=_RESOURCE_VARIABLES)
+        enable_legacy_behavior(resource_variables=_RESOURCE_VARIABLES,
+                               no_graph_rewrites=_NO_GRAPH_REWRITES)
         if aligner is not None:  # before the watcher, which then counts the ops the script asked for
             aligner.install()
         if capture is not None:

@@ -62,7 +62,12 @@ LEGACY_RUNS_HINT = (
     "variables, which a graph reads once (docs/verify.md). If the values agree to about 1e-5 "
     "at first and drift apart over many training steps, the graph's oneDNN rewrite rounds "
     "differently from eager kernels: with TF_ENABLE_ONEDNN_OPTS=0 in the environment of "
-    "`tapeshift verify` both runs compute bitwise alike (docs/tf1-vs-tf2.md).")
+    "`tapeshift verify` both runs compute bitwise alike (docs/tf1-vs-tf2.md). If they differ "
+    "by about 1 ulp (a relative 1e-7) from the first step or training step on and drift "
+    "apart from there, Grappler, TensorFlow's graph optimizer, may have rewritten the legacy "
+    "graph (the MatMul + BiasAdd of a one-unit dense layer fused into one kernel, a chain of "
+    "constants folded): --legacy-no-graph-rewrites runs it with Grappler off, its ops as "
+    "written, as eager code runs them (docs/verify.md).")
 
 
 @dataclass
@@ -129,6 +134,7 @@ class ScriptRun:
     which: str = ""                # --legacy-runs: "run 2 of 3" (empty for a single run)
     legacy: bool | None = None     # --after's training run: through run-legacy, or under TF2
     resource_variables: bool = False  # --legacy-resource-variables: the legacy run's variables
+    no_graph_rewrites: bool = False   # --legacy-no-graph-rewrites: the legacy run without Grappler
 
     @property
     def failed(self) -> bool:
@@ -147,6 +153,7 @@ class ScriptRun:
             "unseeded": self.unseeded, "seed": self.seed, "align": self.align,
             **({"which": self.which} if self.which else {}),
             **({"resource_variables": True} if self.resource_variables else {}),
+            **({"no_graph_rewrites": True} if self.no_graph_rewrites else {}),
         }
 
 
@@ -425,6 +432,10 @@ class VerifyReport:
         if self.legacy.resource_variables:
             out.append("legacy variables: resource variables (--legacy-resource-variables: read "
                        "once per run, as TF2 reads them), not TF1's default ref variables")
+        if self.legacy.no_graph_rewrites:
+            out.append("legacy graph rewrites: off (--legacy-no-graph-rewrites: Grappler, "
+                       "TensorFlow's graph optimizer, did not run; the sessions ran the graph's "
+                       "ops as written, as eager code does)")
         if self.align_random:
             out.append(align_report.summary_line(self.legacy.align, self.new.align))
         out.extend(self._legacy_runs_lines())

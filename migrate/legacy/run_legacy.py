@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import functools
 import importlib
 import os
 import subprocess
@@ -415,10 +416,13 @@ class LegacyImports:
         return tf
 
 
-def enable_legacy_behavior(resource_variables: bool = False) -> None:
+def enable_legacy_behavior(resource_variables: bool = False,
+                           no_graph_rewrites: bool = False) -> None:
     """``tf.compat.v1.disable_v2_behavior()``, without TF's deprecation chatter;
     ``resource_variables``: then TF1's own ``tf.enable_resource_variables()``
-    (variables read as values, as TF2's are: see ``--resource-variables``)."""
+    (variables read as values, as TF2's are: see ``--resource-variables``);
+    ``no_graph_rewrites``: every session runs its graph without Grappler
+    (:func:`disable_graph_rewrites`, ``--no-graph-rewrites``)."""
     import tensorflow as real_tf
 
     logger = real_tf.get_logger()
@@ -430,6 +434,44 @@ def enable_legacy_behavior(resource_variables: bool = False) -> None:
             real_tf.compat.v1.enable_resource_variables()
     finally:
         logger.setLevel(level)
+    if no_graph_rewrites:
+        disable_graph_rewrites()
+
+
+def disable_graph_rewrites() -> None:
+    """Turn Grappler, TensorFlow's graph optimizer, off for every session of this process.
+
+    ``tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})``
+    reaches the sessions made without a ``config``, which take the eager
+    context's ConfigProto. A session given a ConfigProto ignores the context's:
+    ``tf.Session(config=tf.ConfigProto(...))``, and ``tf.InteractiveSession()``,
+    which makes one of its own when given none. So ``BaseSession.__init__``, under
+    every session class, runs such a session with a copy of its config whose
+    ``graph_options.rewrite_options.disable_meta_optimizer`` is set, whatever the
+    script set there. The session then runs the graph's ops as written; what is
+    not Grappler still runs (the classic passes of ``OptimizerOptions``, oneDNN's
+    graph rewrite: ``TF_ENABLE_ONEDNN_OPTS``).
+    """
+    import tensorflow as real_tf
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.client import session as session_lib
+
+    real_tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    base = session_lib.BaseSession
+    original_init = base.__init__
+    if getattr(original_init, "_tapeshift_no_graph_rewrites", False):
+        return
+
+    @functools.wraps(original_init)
+    def __init__(sess, target="", graph=None, config=None):
+        if isinstance(config, config_pb2.ConfigProto):
+            given, config = config, config_pb2.ConfigProto()
+            config.CopyFrom(given)
+            config.graph_options.rewrite_options.disable_meta_optimizer = True
+        original_init(sess, target, graph, config)
+
+    setattr(__init__, "_tapeshift_no_graph_rewrites", True)
+    base.__init__ = __init__
 
 
 # -- running a script as __main__ ------------------------------------------
@@ -504,10 +546,11 @@ def _signal_exit(code: int) -> int:
 
 def run_legacy(script: str | os.PathLike, script_args: Sequence[str] = (),
                *, user_paths: Sequence[str | os.PathLike] = (),
-               resource_variables: bool = False) -> int:
+               resource_variables: bool = False, no_graph_rewrites: bool = False) -> int:
     """Run ``script`` under run-legacy with inherited stdin/stdout/stderr; return its exit code."""
     proc = subprocess.Popen(runner_command(script, script_args, legacy=True, user_paths=user_paths,
-                                           resource_variables=resource_variables))
+                                           resource_variables=resource_variables,
+                                           no_graph_rewrites=no_graph_rewrites))
     while True:
         try:
             return _signal_exit(proc.wait())
@@ -541,6 +584,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "a value, so an update fetched in the same run cannot change what a gradient "
              "reads (the ref variables TF1 defaults to can race there)",
     )
+    parser.add_argument(
+        "--no-graph-rewrites", action="store_true",
+        help="run every session's graph with Grappler, TensorFlow's graph optimizer, off "
+             "(its meta optimizer, also in a session given its own ConfigProto): the ops run "
+             "as written, as eager TF2 runs them, with no rewrite that rounds float32 "
+             "otherwise (MatMul + BiasAdd fused, constants folded)",
+    )
     parser.add_argument("script", metavar="SCRIPT", help="the TF1 script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                         help="arguments passed to the script")
@@ -552,7 +602,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tapeshift run-legacy: no such script: {script}", file=sys.stderr)
         return ExitCode.ERROR
     return run_legacy(script, args.args, user_paths=args.user_path,
-                      resource_variables=args.resource_variables)
+                      resource_variables=args.resource_variables,
+                      no_graph_rewrites=args.no_graph_rewrites)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -563,6 +614,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "CONTRIB_REPLACEMENTS", "CONTRIB_TF_SLIM", "ContribAttributeError", "ContribModuleError",
     "LegacyCompat", "LegacyImports", "LegacyLayersError", "LegacyTensorFlow", "contrib_message",
-    "enable_legacy_behavior", "execute_script", "legacy_layers", "legacy_rnn_cell", "package_root",
+    "disable_graph_rewrites", "enable_legacy_behavior", "execute_script", "legacy_layers", "legacy_rnn_cell", "package_root",
     "run_legacy", "runner_command",
 ]

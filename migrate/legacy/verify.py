@@ -108,7 +108,7 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
                  align_random: int | None = None, number: tuple[int, int] | None = None,
                  on_start: Callable[[subprocess.Popen], None] | None = None,
                  role: str | None = None, resource_variables: bool = False,
-                 warm: bool = True) -> ScriptRun:
+                 no_graph_rewrites: bool = False, warm: bool = True) -> ScriptRun:
     """Run ``script`` in a subprocess (through run-legacy when ``legacy``) and capture its values.
 
     stdout and stderr are recorded in the returned :class:`ScriptRun`; when
@@ -124,6 +124,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     report says "run k of n"; ``on_output`` gets the role ``legacy#k`` for k > 1).
     ``on_start`` is called with the child process once it is started. ``role``
     names the run in reports and output (default ``legacy`` or ``new``).
+    ``resource_variables`` / ``no_graph_rewrites`` (legacy runs only): run-legacy's
+    ``--resource-variables`` / ``--no-graph-rewrites``.
     ``warm``: fork the run from a process that has imported TensorFlow where one
     can serve it (:mod:`tapeshift.migrate.legacy.warm`); False: a fresh interpreter.
     """
@@ -134,7 +136,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
     tmp = tempfile.mkdtemp(prefix=f"tapeshift-{role}-")
     cmd = runner_command(script, args, legacy=legacy, capture_dir=tmp,
                          user_paths=user_paths if legacy else (),
-                         resource_variables=resource_variables and legacy)
+                         resource_variables=resource_variables and legacy,
+                         no_graph_rewrites=no_graph_rewrites and legacy)
     options = []  # runner options, before the "--" that ends them (tapeshift.migrate.legacy.capture)
     if seed is not None:
         options += ["--seed", str(seed)]
@@ -150,7 +153,8 @@ def run_captured(script: str | os.PathLike, args: Sequence[str] = (), *, legacy:
         env = {**(os.environ if env is None else env), "PYTHONHASHSEED": str(seed)}
     start = time.monotonic()
     run = ScriptRun(role, script, cmd, None, "", "", 0.0, timeout=timeout, seed=seed, which=which,
-                    resource_variables=resource_variables and legacy)
+                    resource_variables=resource_variables and legacy,
+                    no_graph_rewrites=no_graph_rewrites and legacy)
     try:
         try:
             proc = warm_start(cmd, cwd=cwd, env=env) if warm else None
@@ -254,7 +258,8 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
                    legacy_runs: int = 1, parallel: int = PARALLEL_RUNS,
                    after: str | os.PathLike | None = None, after_legacy: bool = True,
                    after_args: Sequence[str] = (),
-                   legacy_resource_variables: bool = False) -> VerifyReport:
+                   legacy_resource_variables: bool = False,
+                   legacy_no_graph_rewrites: bool = False) -> VerifyReport:
     """Run ``legacy`` through run-legacy and ``new`` under TF2, one after the other, and compare
     (with ``legacy_runs`` >= 2, ``parallel`` runs at a time).
 
@@ -284,19 +289,23 @@ def verify_scripts(legacy: str | os.PathLike, new: str | os.PathLike, *,
 
     ``legacy_resource_variables``: every run-legacy run makes resource variables,
     not TF1's default ref variables (``--legacy-resource-variables``).
+    ``legacy_no_graph_rewrites``: every run-legacy run's sessions run their graphs
+    without Grappler, TensorFlow's graph optimizer (``--legacy-no-graph-rewrites``).
     """
     stream = (seed if seed is not None else ALIGN_DEFAULT_SEED) if align_random else None
     # runs forked from one warm process share its string-hash salt: where the legacy
     # runs' spread is measured, each run gets its own unless the salt is fixed anyway
     warm = legacy_runs <= 1 or seed is not None or "PYTHONHASHSEED" in os.environ
     common = dict(timeout=timeout, cwd=cwd, on_output=on_output, seed=seed, align_random=stream,
-                  resource_variables=legacy_resource_variables, warm=warm)
+                  resource_variables=legacy_resource_variables,
+                  no_graph_rewrites=legacy_no_graph_rewrites, warm=warm)
     before = None
     if after is not None:
         before = run_captured(after, after_args, legacy=after_legacy, role="training",
                               user_paths=user_paths if after_legacy else (), timeout=timeout,
                               cwd=cwd, on_output=on_output, seed=seed,
-                              resource_variables=legacy_resource_variables)
+                              resource_variables=legacy_resource_variables,
+                              no_graph_rewrites=legacy_no_graph_rewrites)
         before.legacy = after_legacy
         if before.failed:
             return VerifyReport(_not_run(legacy, "legacy"), _not_run(new, "new"), before=before)
@@ -346,7 +355,8 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                    on_output: OutputCallback | None = None,
                    seed: int | None = None, align_random: bool = False,
                    legacy_runs: int = 1, parallel: int = PARALLEL_RUNS,
-                   legacy_resource_variables: bool = False) -> VerifyReport:
+                   legacy_resource_variables: bool = False,
+                   legacy_no_graph_rewrites: bool = False) -> VerifyReport:
     """:func:`verify_scripts` for two versions of the file ``path`` held in memory.
 
     For ``migrate --verify`` in check or diff mode, where the migrated text is
@@ -368,7 +378,8 @@ def verify_sources(legacy_source: str, new_source: str, path: str | os.PathLike,
                                 args=args, cwd=cwd, printed=printed, user_paths=user_paths,
                                 on_output=on_output, seed=seed, align_random=align_random,
                                 legacy_runs=legacy_runs, parallel=parallel,
-                                legacy_resource_variables=legacy_resource_variables)
+                                legacy_resource_variables=legacy_resource_variables,
+                                legacy_no_graph_rewrites=legacy_no_graph_rewrites)
     finally:
         for tmp in written:
             try:
@@ -460,6 +471,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "variable once per run, so a train op's update cannot land before a "
                              "backward op of the same run reads it, as it can with TF1's default "
                              "ref variables (see docs/verify.md)")
+    parser.add_argument("--legacy-no-graph-rewrites", action="store_true",
+                        help="run the legacy script's sessions with Grappler, TensorFlow's "
+                             "graph optimizer, off (its meta optimizer, also in a session given "
+                             "its own ConfigProto): the graph's ops run as written, as eager code "
+                             "runs them, with no rewrite that rounds float32 otherwise (MatMul + "
+                             "BiasAdd fused, constants folded); for values that differ by about "
+                             "1 ulp and drift apart over training (see docs/verify.md)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--no-printed", dest="printed", action="store_false",
                         help="do not compare the numbers the scripts print")
@@ -507,7 +525,8 @@ def run(args: argparse.Namespace) -> int:
                             seed=args.seed, align_random=args.align_random,
                             legacy_runs=args.legacy_runs or 1, after=after,
                             after_legacy=args.after is not None, after_args=args.after_args,
-                            legacy_resource_variables=args.legacy_resource_variables)
+                            legacy_resource_variables=args.legacy_resource_variables,
+                            legacy_no_graph_rewrites=args.legacy_no_graph_rewrites)
     if args.json:
         print(report.to_json())
     else:
