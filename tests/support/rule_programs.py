@@ -30,3 +30,16 @@ def codes(result):
 def findings(result):
     """The findings' codes, lines and messages."""
     return [(f.code, f.line, f.message) for f in result.findings]
+
+
+def verified_prints(source: str, path, timeout: float = 300):
+    """Migrate ``source`` to tape form and verify it against its legacy run (needs
+    TensorFlow; ``path``: where the migrated program is written): the printed values
+    both runs compared. Fails unless every compared value agrees."""
+    from tapeshift.migrate.legacy.verify import verify_sources
+
+    r = migrated(source)
+    assert r.mode == "tape", codes(r)
+    report = verify_sources(source, r.output, path, timeout=timeout)
+    assert report.status == "ok", report.to_text()
+    return [row for row in report.rows if row.name.startswith("stdout:") and row.compared]

@@ -10,9 +10,7 @@ computed from: TF1 differentiates through it), and the legacy numbers.
 
 import pytest
 
-from rule_programs import codes, findings, migrated, src as _src  # tests/support
-
-TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
+from rule_programs import codes, findings, migrated, src as _src, verified_prints  # tests/support
 
 SCRIPT = _src("""
     import numpy as np
@@ -93,10 +91,4 @@ def test_a_fed_tensor_it_cannot_convert_keeps_compat_form(change, why):
 @pytest.mark.tf
 @pytest.mark.slow
 def test_the_fed_value_program_computes_the_legacy_numbers(tmp_path):
-    from tapeshift.migrate.legacy.verify import verify_sources
-
-    r = migrated(SCRIPT)
-    report = verify_sources(SCRIPT, r.output, tmp_path / "fed.py", timeout=TIMEOUT)
-    assert report.status == "ok", report.to_text()
-    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == 3, report.to_text()
+    assert len(verified_prints(SCRIPT, tmp_path / "fed.py")) == 3

@@ -9,9 +9,7 @@ leaves in compat form and why, and the legacy numbers (with the session in ``mai
 
 import pytest
 
-from rule_programs import codes, findings, migrated, src as _src  # tests/support
-
-TIMEOUT = 300  # seconds per TensorFlow run (the machine is shared and slow)
+from rule_programs import codes, findings, migrated, src as _src, verified_prints  # tests/support
 
 SCRIPT = _src("""
     import numpy as np
@@ -130,10 +128,4 @@ def test_a_helper_it_cannot_follow_keeps_compat_form(change, why):
 @pytest.mark.tf
 @pytest.mark.slow
 def test_the_helpers_compute_the_legacy_numbers(tmp_path):
-    from tapeshift.migrate.legacy.verify import verify_sources
-
-    r = migrated(SCRIPT)
-    report = verify_sources(SCRIPT, r.output, tmp_path / "helpers.py", timeout=TIMEOUT)
-    assert report.status == "ok", report.to_text()
-    printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == 3, report.to_text()  # the loss before and after, W
+    assert len(verified_prints(SCRIPT, tmp_path / "helpers.py")) == 3  # the loss before and after, W
