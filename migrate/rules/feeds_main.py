@@ -26,7 +26,7 @@ variables start, at their creation.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 import libcst.matchers as m
@@ -42,9 +42,11 @@ _SESSION_SETUP = SESSIONS | INITIALIZERS | frozenset({"ConfigProto", "GPUOptions
 
 
 def is_main_guard(stmt: cst.CSTNode) -> bool:
-    """``if __name__ == "__main__":`` (either way round)."""
-    return isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.test, cst.Comparison) \
-        and "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
+    """``if __name__ == "__main__":`` (either way round), with no ``else``."""
+    return isinstance(stmt, cst.If) and stmt.orelse is None and m.matches(stmt.test, m.Comparison(
+        comparisons=[m.ComparisonTarget(operator=m.Equal())])) and {
+            code_of(stmt.test.left), code_of(stmt.test.comparisons[0].comparator)} in (
+            {"__name__", '"__main__"'}, {"__name__", "'__main__'"})
 
 
 class SessionInMain:
@@ -70,16 +72,17 @@ class SessionInMain:
             self._not_lifted = "the function is not defined at module level"
         elif not self._graph_above(module, at):
             self._not_lifted = (f"a placeholder is made elsewhere than by module code before "
-                                f"{_title(owner)}, or module code after it calls TensorFlow")
+                                f"{_title(owner)}, or module code after it calls TensorFlow or reads its graph")
         elif not self._only_runs(block, {stmt.name.value: stmt for stmt in module.body
                                          if isinstance(stmt, cst.FunctionDef)},
                                  {owner.name.value} if isinstance(owner, cst.FunctionDef) else set()):
             self._not_lifted = f"{_title(owner)} builds graph code too (or a function it calls does)"
         elif isinstance(owner, cst.FunctionDef) and (
-                any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in nodes(owner))
+                owner.decorators  # (a decorator may call it twice)
+                or any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in nodes(owner))
                 or not self._called_once_after(module, owner.name.value, at)):
             self._not_lifted = (f"{_title(owner)} is not called once, by a statement of its own "
-                                "after it (or it declares globals)")
+                                "after it (or it is decorated, or declares globals)")
         elif isinstance(owner, cst.If) and not is_main_guard(owner):
             self._not_lifted = "the session is in an `if` block"
         if self._not_lifted:
@@ -101,17 +104,40 @@ class SessionInMain:
                     and self.tf_api_name(n.func) in DENSE_PLACEHOLDERS)
         if not made or made != above:
             return False
+        graph = self._graph_names(module.body[:at])
         for stmt in module.body[at + 1:]:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)) \
-                    or is_main_guard(stmt):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            if isinstance(stmt, cst.SimpleStatementLine) and all(
-                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-                continue
-            if any(isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
-                   for n in nodes(stmt)):
-                return False
+            for line in stmt.body.body if is_main_guard(stmt) else [stmt]:
+                if isinstance(line, cst.SimpleStatementLine) and all(
+                        isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
+                    continue
+                if line is not stmt and (_call_statement(line) is not None) and not any(
+                        isinstance(n, cst.Name) and n.value in graph for n in nodes(line)):
+                    continue  # main() (or main(args)) in the guard
+                # (`W2 = W * 3` after main is graph code too: TF1 adds it before main runs)
+                if any(isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
+                       or isinstance(n, cst.Name) and n.value in graph for n in nodes(line)):
+                    return False
         return True
+
+    def _graph_names(self, stmts: List[cst.CSTNode]) -> Set[str]:
+        """Names module code binds to graph values: to what TensorFlow calls give, or
+        what is computed from such names."""
+        assigns = [n for stmt in stmts if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+                   for n in nodes(stmt) if isinstance(n, cst.Assign)]
+        graph: Set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for a in assigns:
+                targets = {n.value for t in a.targets for n in nodes(t.target) if isinstance(n, cst.Name)}
+                if not targets <= graph and any(
+                        isinstance(n, cst.Call) and self.tf_api_name(n.func) is not None
+                        or isinstance(n, cst.Name) and n.value in graph for n in nodes(a.value)):
+                    graph |= targets
+                    changed = True
+        return graph
 
     def _only_runs(self, block: cst.BaseSuite, functions: Dict[str, cst.FunctionDef],
                    seen: Set[str]) -> bool:
@@ -139,7 +165,9 @@ class SessionInMain:
         """``name`` is called once, ``name(...)``, by a statement of its own after
         statement ``at``, at module level or in the ``__main__`` guard; and read
         nowhere else. (``tf.app.run()`` calling ``main`` is TF1-only: TS109.)"""
-        reads = sum(1 for n in nodes(module) if isinstance(n, cst.Name) and n.value == name)
+        attrs = {id(n.attr) for n in nodes(module) if isinstance(n, cst.Attribute)}  # (`x.main`)
+        reads = sum(1 for n in nodes(module) if isinstance(n, cst.Name) and n.value == name
+                    and id(n) not in attrs)
         calls = [call for stmt in module.body[at + 1:]
                  for call in map(_call_statement, stmt.body.body if is_main_guard(stmt) else [stmt])
                  if call is not None and m.matches(call.func, m.Name(name))]

@@ -146,6 +146,7 @@ class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, Kind
         self._variables_made: Optional[Set[str]] = None
         self._looped: Optional[Set[int]] = None  # ids of the nodes inside loops (on demand)
         self._initializer_runs = 0
+        self._first_init: Optional[cst.Call] = None  # (its statement keeps the initial values)
         sessions: Set[str] = set()
         has_session = False
         runs: List[tuple] = []
@@ -446,16 +447,18 @@ class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, Kind
                 self.report(TS115.code, call, "the initializer runs in a loop, resetting the "
                             "variables at each pass: not converted")
                 return False
-            if self._resets_matter and self._initializer_runs > 1:
-                resets = self._variable_resets(self._module, RANDOM) if isinstance(parent, cst.Expr) \
-                    else "its value is used"
-                if isinstance(resets, str):
+            if self._initializer_runs == 1:
+                self._first_init = call if isinstance(parent, cst.Expr) else None
+            elif self._resets_matter:
+                why = "its value is used" if not isinstance(parent, cst.Expr) else \
+                    "the first run's value is used" if self._first_init is None else \
+                    self._plan_resets(self._module, self._first_init, call, RANDOM)
+                if why is not None:
                     self.report(TS115.code, call, "the initializer runs again, resetting the "
-                                f"variables to their initial values ({resets}): not converted")
+                                f"variables to their initial values ({why}): not converted")
                     return False
-                self._resets[call] = resets
-                self.record_change(call, "the initializer run again -> each variable assigned "
-                                   "its initial value")
+                self.record_change(call, "the initializer run again in a new Session -> each "
+                                   "variable assigned the initial value its first run gave")
                 return True
             if isinstance(parent, cst.Expr):
                 return True  # the statement is removed by leave_SimpleStatementLine

@@ -10,35 +10,42 @@ Tutorials train twice from scratch on one graph, each time in a new session::
         for i in range(1000):
             session.run(train, feed_dict={x: coefficients})
 
-Eager variables get their value once, where they are made; so the second run of the
-initializer becomes ``w.assign(<its initial value>)`` for each variable, in creation
-order. Only when that gives TF1's values: every variable of the file a
-``tf.Variable(value)`` bound to a name, its value computed again to the same numbers
-(no random op, no other variable, names bound once), and no optimizer slots, moving
-averages or layers whose variables TF1's initializer would start again too.
+Eager variables get their value once, where they are made. So the first run of the
+initializer keeps the values it gives (``w_initial = w.numpy()``: what TF1's
+initializer computed, Python's part of it, a NumPy array or ``np.random.rand(3)``,
+kept as a constant at graph time) and each later run, the first statement of a new
+session, becomes ``w.assign(w_initial)`` per variable. Only for the global
+initializer; only when every variable of the file is a ``tf.Variable`` bound to a
+name at module level before the first run, none drawn by a TF random op (TF1 draws it
+again), and nothing else holds state TF1's initializer would start again too
+(optimizer slots, layers, a global step, moving averages, variables an imported
+function makes).
 """
 
 from __future__ import annotations
 
 import builtins
-from typing import FrozenSet, List, Optional, Set, Tuple, Union
+from typing import FrozenSet, List, Optional, Set, Union
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
+from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.engine.toolkit.walk import walk as in_order
+from tapeshift.migrate.engine.tf1_api import SESSIONS
 
-#: variable makers (the session rule's VARIABLE_MAKERS, and tf.Variable's TF2 names)
-_MAKERS = frozenset({"Variable", "get_variable", "VariableV1", "compat.v1.Variable"})
-#: modules whose calls make no TensorFlow variables (TensorFlow's own are read by name)
+#: variable makers (``tf.compat.v1.Variable`` too: the model-code rule writes it)
+_MAKERS = VARIABLE_MAKERS | {"compat.v1.Variable"}
+#: the initializers of every (global) variable
+_GLOBAL_INITIALIZERS = frozenset({"global_variables_initializer", "initialize_all_variables",
+                                  "initializers.global_variables"})
+#: modules whose calls make no TensorFlow variables (TensorFlow's own calls are read by
+#: name): NumPy and Python's own (plotting and timing are common beside a training loop)
 _KNOWN_MODULES = frozenset({"tensorflow", "numpy", "math", "random", "matplotlib", "time",
                             "os", "sys"})
-#: calls that give the same value again (the initial value is computed twice)
-_SAME_AGAIN = frozenset({"float", "int", "list", "tuple", "range", "len", "abs", "round"})
-_NUMPY_SAME_AGAIN = frozenset({"array", "asarray", "zeros", "ones", "full", "eye", "identity",
-                               "arange", "linspace", "zeros_like", "ones_like", "full_like",
-                               "float32", "float64", "int32", "int64", "reshape", "sqrt"})
 #: the one optimizer whose update keeps no state of its own
 _STATELESS_OPTIMIZERS = frozenset({"train.GradientDescentOptimizer",
                                    "compat.v1.train.GradientDescentOptimizer"})
@@ -46,44 +53,60 @@ _STATELESS_OPTIMIZERS = frozenset({"train.GradientDescentOptimizer",
 
 class VariableResets:
     """Part of :class:`tapeshift.migrate.rules.session.SessionToEager`: the statements
-    that put the variables back to their initial values (state on the rule)."""
+    that keep the variables' initial values and put them back (state on the rule)."""
 
-    def _variable_resets(self, module: cst.Module, random_ops: FrozenSet[str]
-                         ) -> Union[str, List[Tuple[str, cst.BaseExpression]]]:
-        """Each variable of ``module`` and the expression of its initial value, in
-        creation order; or why the variables cannot be put back so (``random_ops``:
-        the TF names of random ops)."""
-        made = {id(n) for n in nodes(module) if isinstance(n, cst.Call)
-                and self.tf_api_name(n.func) in _MAKERS}
-        found: List[Tuple[str, cst.BaseExpression]] = []
+    def _plan_resets(self, module: cst.Module, first: cst.Call, again: cst.Call,
+                     random_ops: FrozenSet[str]) -> Optional[str]:
+        """Plan ``again``, a later run of the initializer, as the variables put back to
+        what ``first``, its first run, gave them (``self._resets``: each run's call ->
+        its new statements); or say why it cannot be (``random_ops``: TF names)."""
+        why = self._why_not_reset(module, first, again, random_ops)
+        if why is not None:
+            return why
+        if first not in self._resets:
+            taken = all_names(module)
+            kept = []
+            for name in self._reset_variables:
+                kept.append((name, fresh_name(f"{name}_initial", taken)))
+                taken.add(kept[-1][1])
+            self._kept = kept
+            self._resets[first] = [_line(f"{k} = {v}.numpy()") for v, k in kept]
+            self._resets[first][0] = self._resets[first][0].with_changes(leading_lines=[
+                cst.EmptyLine(comment=cst.Comment(
+                    "# the variables' initial values, which TF1's initializer gives them again"))])
+        self._resets[again] = [_line(f"{v}.assign({k})") for v, k in self._kept]
+        self._resets[again][0] = self._resets[again][0].with_changes(leading_lines=[
+            cst.EmptyLine(comment=cst.Comment("# a new Session: TF1's initializer started the "
+                                              "variables again"))])
+        return None
+
+    def _why_not_reset(self, module: cst.Module, first: cst.Call, again: cst.Call,
+                       random_ops: FrozenSet[str]) -> Optional[str]:
+        for run in (first, again):
+            fetch = run.args[0].value if run.args else run.func.value
+            if not self._global_initializer(module, fetch):
+                return f"`{code_of(fetch)}` is not the initializer of every variable"
+        if not _opens_session(module, again, self.tf_api_name):
+            return "not at the start of a new Session"
+        order = {id(n): k for k, (n, _) in enumerate(in_order(module))}  # (document order)
+        made = [n for n in nodes(module) if isinstance(n, cst.Call) and self.tf_api_name(n.func) in _MAKERS]
+        self._reset_variables: List[str] = []
         for stmt in _module_statements(module.body):
             value, target = _assignment(stmt)
-            if isinstance(value, cst.Call) and id(value) in made and target is not None:
-                init = next((a.value for k, a in enumerate(value.args)
-                             if (a.keyword is None and k == 0) or (
-                                 a.keyword is not None and a.keyword.value == "initial_value")), None)
-                if init is None or self.tf_api_name(value.func) not in ("Variable", "compat.v1.Variable"):
-                    break
-                found.append((target, init))
-        if not found or len(found) != len(made):
-            return "a variable other than `name = tf.Variable(value)` at module level"
-        unknown = self._unknown_call(module, {name for name, _ in found})
+            if isinstance(value, cst.Call) and any(value is c for c in made) and target is not None \
+                    and self.tf_api_name(value.func) in ("Variable", "compat.v1.Variable") \
+                    and order[id(value)] < order[id(first)]:
+                self._reset_variables.append(target)
+                for n in nodes(value):
+                    api = self.tf_api_name(n.func) if isinstance(n, cst.Call) else None
+                    if api is not None and (api in random_ops or api.startswith("random")):
+                        return f"the initial value of `{target}` is random: TF1 draws it again"
+        if not made or len(self._reset_variables) != len(made):
+            return "a variable other than `name = tf.Variable(value)` at module level, before " \
+                "the first run of the initializer"
+        unknown = self._unknown_call(module, set(self._reset_variables))
         if unknown is not None:
             return f"`{code_of(unknown.func)}(...)` may make variables the codemod does not see"
-        names = {name for name, _ in found}
-        bound = _bindings(module)
-        for name, init in found:
-            for n in nodes(init):
-                api = self.tf_api_name(n.func) if isinstance(n, cst.Call) else None
-                if api is not None and (api in random_ops or api.startswith("random")):
-                    return f"the initial value of `{name}` is random: TF1 draws it again"
-                if isinstance(n, cst.Call) and api is None and not _same_again(n):
-                    # (TF1 kept what Python computed, once, as a constant: `np.random.rand(3)`
-                    # computed again would draw other numbers)
-                    return (f"the initial value of `{name}` calls `{code_of(n.func)}`, which may "
-                            "give other values when called again")
-                if isinstance(n, cst.Name) and (n.value in names or bound.get(n.value, 0) > 1):
-                    return f"the initial value of `{name}` reads `{n.value}`, which may have changed"
         for n in nodes(module):
             api = self.tf_api_name(n.func) if isinstance(n, cst.Call) else None
             if api is not None and api.endswith("Optimizer") and api not in _STATELESS_OPTIMIZERS:
@@ -91,10 +114,20 @@ class VariableResets:
             if api is not None and (api.startswith(("layers.", "keras.")) or "global_step" in api
                                     or "ExponentialMovingAverage" in api):
                 return f"tf.{api} makes variables, which TF1's initializer starts again too"
-            if isinstance(n, cst.Name) and n.value == "tf_keras":
-                return "the layers' variables, which TF1's initializer starts again too"
-        return found
+            if api is not None and (api in random_ops or api.startswith("random")):
+                # (a seeded op draws the same numbers again in each new TF1 session, an
+                # eager one goes on)
+                return f"tf.{api}: a new TF1 session draws its numbers again from the start"
+        return None
 
+    def _global_initializer(self, module: cst.Module, fetch: cst.BaseExpression) -> bool:
+        """``fetch`` is ``tf.global_variables_initializer()``, or a name bound only to one."""
+        if isinstance(fetch, cst.Call):
+            return self.tf_api_name(fetch.func) in _GLOBAL_INITIALIZERS
+        values = [a.value for a in nodes(module) if isinstance(a, cst.Assign) and isinstance(fetch, cst.Name)
+                  and any(m.matches(t.target, m.Name(fetch.value)) for t in a.targets)]
+        return bool(values) and all(isinstance(v, cst.Call) and self.tf_api_name(v.func)
+                                    in _GLOBAL_INITIALIZERS for v in values)
 
     def _unknown_call(self, module: cst.Module, variables: Set[str]) -> Optional[cst.Call]:
         """A call of something other than TensorFlow, the modules of ``_KNOWN_MODULES``,
@@ -109,7 +142,6 @@ class VariableResets:
                 for alias in n.names:
                     if (top or code_of(alias.name).split(".")[0]) in _KNOWN_MODULES:
                         known.add(code_of(alias.asname.name if alias.asname else alias.name).split(".")[0])
-        calls = [n for n in nodes(module) if isinstance(n, cst.Call)]
         bindings = [(n.targets[0].target, n.value) for n in nodes(module)
                     if isinstance(n, cst.Assign) and len(n.targets) == 1] + [
             (item.asname.name, item.item) for n in nodes(module) if isinstance(n, cst.With)
@@ -122,35 +154,29 @@ class VariableResets:
                 if names and all(_root(c) in known for c in nodes(value) if isinstance(c, cst.Call)):
                     known |= names
                     changed = True
-        return next((c for c in calls if _root(c) not in known), None)
+        return next((c for c in nodes(module) if isinstance(c, cst.Call) and _root(c) not in known), None)
 
 
-def _same_again(call: cst.Call) -> bool:
-    """A call that gives the same value again: a NumPy array maker (``np.array``,
-    ``np.zeros``, ...) or a builtin conversion, of arguments checked on their own."""
-    func = code_of(call.func)
-    return func in _SAME_AGAIN or func.split(".")[-1] in _NUMPY_SAME_AGAIN and "random" not in func
+def _opens_session(module: cst.Module, run: cst.Call, tf_api_name) -> bool:
+    """``run`` is the first statement of a ``with tf.Session() as s:`` block, or the
+    statement just after ``s = tf.Session()``."""
+    for n in nodes(module):
+        body = n.body if isinstance(n, (cst.Module, cst.IndentedBlock)) else None
+        for k, stmt in enumerate(body or ()):
+            if not _is_run_statement(stmt, run):
+                continue
+            if k == 0 and isinstance(n, cst.IndentedBlock):
+                owner = next((w for w in nodes(module) if isinstance(w, cst.With) and w.body is n), None)
+                return owner is not None and isinstance(owner.items[0].item, cst.Call) \
+                    and tf_api_name(owner.items[0].item.func) in SESSIONS
+            value, _ = _assignment(body[k - 1]) if k else (None, None)
+            return isinstance(value, cst.Call) and tf_api_name(value.func) in SESSIONS
+    return False
 
 
-def _root(call: cst.Call) -> Optional[str]:
-    """The name a call's function is reached from: ``np`` for ``np.random.rand(...)``,
-    ``w`` for ``w.numpy()``, ``tf`` for ``tf.zeros(...).numpy()``."""
-    node: cst.CSTNode = call.func
-    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
-        node = node.func if isinstance(node, cst.Call) else node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def reset_lines(resets: List[Tuple[str, cst.BaseExpression]],
-                leading: List[cst.EmptyLine]) -> List[cst.SimpleStatementLine]:
-    """``name.assign(value)`` for each variable, the first with ``leading`` lines and
-    a comment saying why."""
-    lines = [cst.SimpleStatementLine([cst.Expr(cst.Call(
-        cst.Attribute(cst.Name(name), cst.Name("assign")), [cst.Arg(init)]))]) for name, init in resets]
-    note = cst.EmptyLine(comment=cst.Comment("# a new Session: TF1's initializer started the "
-                                             "variables again"))
-    lines[0] = lines[0].with_changes(leading_lines=[*leading, note])
-    return lines
+def _is_run_statement(stmt: cst.CSTNode, run: cst.Call) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+        and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is run
 
 
 def _module_statements(body) -> List[cst.CSTNode]:
@@ -173,13 +199,24 @@ def _assignment(stmt: cst.CSTNode):
     return None, None
 
 
-def _bindings(module: cst.Module) -> dict:
-    """How many places bind each name (assignments, augmented ones, loops, ``as``)."""
-    count: dict = {}
-    for n in nodes(module):
-        target = n.target if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
-                                            cst.CompFor)) else n.name if isinstance(n, cst.AsName) else None
-        for name in nodes(target) if target is not None else ():
-            if isinstance(name, cst.Name):
-                count[name.value] = count.get(name.value, 0) + 1
-    return count
+def _root(call: cst.Call) -> Optional[str]:
+    """The name a call's function is reached from: ``np`` for ``np.random.rand(...)``,
+    ``w`` for ``w.numpy()``, ``tf`` for ``tf.zeros(...).numpy()``."""
+    node: cst.CSTNode = call.func
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _line(code: str) -> cst.SimpleStatementLine:
+    return cst.parse_statement(code)  # type: ignore[return-value]
+
+
+def reset_statements(resets, run: cst.Call, leading) -> Union[cst.FlattenSentinel, None]:
+    """The statements planned for the initializer run ``run`` (``leading``: the lines
+    before the statement it was), or None."""
+    lines = resets.get(run)
+    if lines is None:
+        return None
+    first = lines[0].with_changes(leading_lines=[*leading, *lines[0].leading_lines])
+    return cst.FlattenSentinel([first, *lines[1:]])

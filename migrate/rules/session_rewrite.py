@@ -22,7 +22,7 @@ import libcst as cst
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, SESSIONS
 from tapeshift.migrate.engine.toolkit.removal import merged_lines
 from tapeshift.migrate.rules.session_codes import TS115
-from tapeshift.migrate.rules.session_resets import reset_lines
+from tapeshift.migrate.rules.session_resets import reset_statements
 
 #: ops that have no value for a sess.run to fetch (TS115)
 NO_VALUE = frozenset({"group", "no_op"})
@@ -112,13 +112,15 @@ class SessionRewriting:
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if not self._active:
             return updated_node
+        if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Expr):
+            reset = reset_statements(self._resets, original_node.body[0].value,
+                                     original_node.leading_lines)
+            if reset is not None:
+                return reset
         if original_node in self._remove:
             return self.remove_statement(original_node)
         if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Expr):
             value = original_node.body[0].value
-            if value in self._resets:
-                return cst.FlattenSentinel(reset_lines(self._resets[value],
-                                                       list(original_node.leading_lines)))
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                 recv = value.func.value
                 attr = value.func.attr.value

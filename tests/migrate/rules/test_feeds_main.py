@@ -111,7 +111,9 @@ def test_the_main_guard_gets_step_functions_written_before_it():
     (('    main(5)\n', '    for _ in range(2):\n        main(5)\n'), "`main()` is not called once"),
     (('    main(5)\n', '    import atexit\n    atexit.register(main, 5)\n'),
      "`main()` is not called once"),
-    (('    data = np.arange', '    global W\n    data = np.arange'), "or it declares globals"),
+    (("    data = np.arange", "    global W\n    data = np.arange"), "or declares globals"),
+    # a decorator may run it twice: each TF1 session starts the variables again
+    (('\n\ndef main(steps):\n', '\n\n@twice\ndef main(steps):\n'), "or it is decorated"),
     # graph code of its own (the module-level reading would not see it)
     (('    with tf.Session() as sess:\n', '    pred = tf.nn.relu(pred)\n    with tf.Session() as sess:\n'),
      "`main()` builds graph code too"),
@@ -124,7 +126,12 @@ def test_the_main_guard_gets_step_functions_written_before_it():
       '    return tf.placeholder(tf.float32)\n\n\n'), "a placeholder is made elsewhere"),
     # graph code after the function, made before the call runs it
     (('\n\nif __name__', '\n\nscaled = loss * tf.constant(2.0)\n\nif __name__'),
-     "module code after it calls TensorFlow"),
+     "module code after it calls TensorFlow or reads its graph"),
+    # ... or with operators only: TF1 adds `W * 3` to the graph before main() runs it
+    (('\n\nif __name__', '\n\ntripled = W * 3\n\nif __name__'), "module code after it calls TensorFlow or reads its graph"),
+    (('    main(5)\n', '    tripled = W * 3\n    main(5)\n'), "module code after it calls TensorFlow or reads its graph"),
+    # not the guard
+    (('if __name__ == "__main__":', 'if __name__ != "__main__":'), "is not called once"),
 ])
 def test_a_session_in_main_it_cannot_read_keeps_compat_form(change, why):
     assert change[0] in MAIN

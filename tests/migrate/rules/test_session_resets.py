@@ -38,34 +38,57 @@ SCRIPT = _src("""
 """)
 
 
-def test_the_second_initializer_run_assigns_the_initial_values():
+def test_the_second_initializer_run_assigns_the_values_the_first_gave():
     r = migrated(SCRIPT)
     assert r.mode == "tape", codes(r)
     assert codes(r) == []
-    assert r.output.endswith(_src("""
+    assert _src("""
+        # the variables' initial values, which TF1's initializer gives them again
+        w_initial = w.numpy()
+        v_initial = v.numpy()
+        run_train(x=coefficients)
         print(w.numpy(), v.numpy())
 
         # a new Session: TF1's initializer started the variables again
-        w.assign(0)
-        v.assign(start)
+        w.assign(w_initial)
+        v.assign(v_initial)
         for i in range(100):
             run_train(x=coefficients)
         print(w.numpy(), v.numpy())
-    """))
+    """) in r.output
     assert r.output.count("def run_train(x):") == 1
-    assert any("each variable assigned its initial value" in c.description for c in r.changes)
+    assert any("each variable assigned the initial value its first run gave" in c.description
+               for c in r.changes)
     assert not migrated(r.output).changed
+
+
+#: what TF1's initializer gives again that computing the initial value again would
+#: not: Python's part of it, kept as a constant when the graph was built
+KEPT = [
+    # an array changed in place between the sessions
+    ("    print(session.run(w), session.run(v))\n\nwith",
+     "    print(session.run(w), session.run(v))\n\nstart.fill(3.0)\n\nwith"),
+    # NumPy's draws
+    ("v = tf.Variable(start)\n", "np.random.seed(3)\nv = tf.Variable(np.random.rand(2).astype(np.float32))\n"),
+    # a callable initial value
+    ("v = tf.Variable(start)\n", "v = tf.Variable(lambda: tf.constant([0.5, -0.5]))\n"),
+]
+
+
+@pytest.mark.parametrize("change", KEPT, ids=["changed-in-place", "numpy-random", "callable"])
+def test_python_values_are_kept_not_computed_again(change):
+    assert change[0] in SCRIPT
+    r = migrated(SCRIPT.replace(*change))
+    assert r.mode == "tape", codes(r)
+    assert "\nv.assign(v_initial)\n" in r.output
 
 
 @pytest.mark.parametrize("change, why", [
     (("tf.Variable(0, dtype=tf.float32)", "tf.Variable(tf.random_normal([]))"),
      "the initial value of `w` is random: TF1 draws it again"),
-    # NumPy's draws: TF1 kept the numbers drawn once, a second call draws others
-    (("v = tf.Variable(start)\n", "v = tf.Variable(np.random.rand(2).astype(np.float32))\n"),
-     "the initial value of `v` calls `np.random.rand(2).astype`, which may give other values"),
-    (("start = np.array([0.5, -0.5], np.float32)\n",
-      "start = np.array([0.5, -0.5], np.float32)\nstart = start * 2\n"),
-     "the initial value of `v` reads `start`, which may have changed"),
+    # noise in the training graph: seeded, each new TF1 session draws the same again
+    (("cost = x[0][0]", "cost = tf.reduce_sum(tf.random_normal([2], seed=1) * v) + x[0][0]"),
+     "tf.random_normal: a new TF1 session draws its numbers again from the start"),
     (("tf.train.GradientDescentOptimizer(0.01)", "tf.train.AdamOptimizer(0.01)"),
      "keeps slots, which TF1's initializer starts again too"),
     (("v = tf.Variable(start)\n", "v = tf.Variable(start)\nextra = [tf.Variable(1.0, trainable=False)]\n"),
@@ -75,6 +98,16 @@ def test_the_second_initializer_run_assigns_the_initial_values():
     # a model an imported function builds: its variables are not in this file
     (("cost = x[0][0]", "cost = tf.reduce_sum(head(x)) + x[0][0]"),
      "`head(...)` may make variables the codemod does not see"),
+    # run again in the same session, or only some variables': no new session starts
+    (("        session.run(train, feed_dict={x: coefficients})\n    print(",
+      "        session.run(train, feed_dict={x: coefficients})\n    session.run(init)\n    print("),
+     "not at the start of a new Session"),
+    (("with tf.Session() as session:\n    session.run(init)\n    for",
+      "with tf.Session() as session:\n    session.run(tf.variables_initializer([v]))\n    for"),
+     "is not the initializer of every variable"),
+    (("with tf.Session() as session:\n    session.run(init)\n    for",
+      "with tf.Session() as session:\n    session.run(tf.local_variables_initializer())\n    for"),
+     "is not the initializer of every variable"),
 ])
 def test_variables_it_cannot_put_back_keep_compat_form(change, why):
     assert change[0] in SCRIPT
@@ -86,5 +119,8 @@ def test_variables_it_cannot_put_back_keep_compat_form(change, why):
 
 @pytest.mark.tf
 @pytest.mark.slow
-def test_the_reset_program_computes_the_legacy_numbers(tmp_path):
-    assert len(verified_prints(SCRIPT, tmp_path / "again.py")) == 2
+@pytest.mark.parametrize("change", [("", ""), *KEPT], ids=["as-written", "changed-in-place",
+                                                          "numpy-random", "callable"])
+def test_the_reset_program_computes_the_legacy_numbers(tmp_path, change):
+    program = SCRIPT.replace(*change) if change[0] else SCRIPT
+    assert len(verified_prints(program, tmp_path / "again.py")) == 2
