@@ -268,7 +268,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._helpers = self._session_helpers(module, body, session)
         receivers = {session, *self._again}  # (in a helper, its session parameter too)
         runs: List[Run] = []
-        self._feed_dicts = self._named_feed_dicts(body[start:])
+        self._feed_dicts = self._named_feed_dicts(body[start:], graph_names)
         self._feeds_seen = dominating_bindings(body[start:], set(self._feed_dicts))
         self._key_lists = self._key_lists_of(body)
 
@@ -483,9 +483,13 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                 and isinstance(assigns[0].value, (cst.List, cst.Tuple))
                 and spelled[name] == keyed[name] + 1}
 
-    def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode]) -> Dict[str, List[cst.Dict]]:
+    def _named_feed_dicts(self, stmts: Sequence[cst.CSTNode],
+                          graph_names: Set[str]) -> Dict[str, List[cst.Dict]]:
         """Names bound only to dict literals keyed by placeholders and used only
-        as ``feed_dict=name``: they become keyword dicts, ``run_f(**name)``."""
+        as ``feed_dict=name``: they become keyword dicts, ``run_f(**name)``.
+        ``graph_names``: the graph's values, whose ``.run(feed)`` (an op's, as
+        ``step.run(feed, session=sess)``) takes the feeds first, where
+        ``sess.run(fetches, feed)`` takes them second."""
         bindings: Dict[str, List[cst.Dict]] = {}
         other: Set[str] = set()
         uses: Dict[str, int] = {}
@@ -518,6 +522,8 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                 at = {"run": 1, "eval": 0}.get(node.func.attr.value)
                 if at is None:
                     return
+                if ref(node.func.value) in graph_names:
+                    at = 0  # op.run(feed, session=sess)
                 value = next((a.value for a in node.args
                               if a.keyword is not None and a.keyword.value == "feed_dict"), None)
                 if value is None and len(node.args) > at and node.args[at].keyword is None \

@@ -428,7 +428,10 @@ class FedGraph:
         if isinstance(node, cst.With):  # with tf.control_dependencies([...]): eager runs in order
             scopes = {id(item.item) for item in node.items}
             calls = [(c, st) for c, st in calls if id(c) not in scopes]
+        grouped: Set[int] = set()  # step = tf.group(W.assign(value)): the update it groups
         for call, stack in calls:
+            if id(call) in grouped:
+                continue
             if isinstance(call.func, cst.Name) and call.func.value in self._builders:
                 self._templates.setdefault(call.func.value, i)
                 continue
@@ -456,6 +459,11 @@ class FedGraph:
                 self._bail(TS108.code, call, f"tf.{name} in fed graph code is not converted")
             if name.startswith(RANDOM_PREFIXES):
                 self._randoms.setdefault(i, []).append(call)
+            if name == "group":
+                inner = self._grouped_assign(i, node, small, call)
+                if inner is not None:
+                    grouped.add(id(inner))
+                    continue
             if name in ("group", "no_op") and isinstance(small, cst.Assign) \
                     and small.value is call:
                 # train = tf.group(train_a, train_b): an op, run after what it groups

@@ -229,6 +229,29 @@ class UpdateOps:
                                "run when fetched")
         return True
 
+    def _grouped_assign(self, i: int, node, small, call: cst.Call) -> Optional[cst.Call]:
+        """``step = tf.group(W.assign(value))``: one update in a group, the whole
+        right-hand side. It runs when a sess.run fetches ``step``, as ``u =
+        W.assign(value)`` does, and it fetches None, as a group does. Returns the
+        update (None when the group is anything else)."""
+        if not (isinstance(small, cst.Assign) and small.value is call and len(call.args) == 1
+                and call.args[0].keyword is None and not call.args[0].star
+                and isinstance(call.args[0].value, cst.Call)):
+            return None
+        inner = call.args[0].value
+        api = self.tf_api_name(inner.func)
+        if api not in VARIABLE_UPDATES:
+            api = None
+            if not (isinstance(inner.func, cst.Attribute)
+                    and inner.func.attr.value in VARIABLE_UPDATES):
+                return None
+        if not self._assign_op(i, node, small.with_changes(value=inner), inner, api):
+            return None
+        self._assigns.discard(i)  # its value is the group's, None: not the variable's
+        self.record_change(call, f"`{code_of(call.func)}(...)` of one update -> the update, "
+                           "run when fetched")
+        return inner
+
     def _note_unordered(self, node: cst.CSTNode, grouped: cst.CSTNode, i: int) -> None:
         """TS132 when ``grouped`` (a group's or control_dependencies' ops) holds two
         updates (train ops, assign ops, moving averages) neither of which waits for the
