@@ -435,6 +435,10 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
             if name in every:  # run_f(**feed, x=...) would pass x twice
                 self._bail(TS107.code, value, f"`{name}` is fed again beside `**{base}`, "
                            "which may feed it: not converted")
+        for d in bindings:
+            for el in d.elements:
+                if self._ref(el.key) not in self._placeholders:
+                    self._fed_value(self._ref(el.key), el.key)  # a graph value fed (or TS107)
         common = set.intersection(*(set(_dict_keys(d)) for d in bindings))
         run = Run(call, fetch, [(k, None) for k in dict.fromkeys(every) if k in common] + extra,
                   names, feed_name=base, extra=extra)
@@ -501,9 +505,13 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                 for t in node.targets:
                     if isinstance(t.target, cst.Name):
                         value = node.value
+                        # (keyed by placeholders, and graph values fed in place of their
+                        # computation: an RNN's state, feeds_fed_values.py)
                         if isinstance(value, cst.Dict) and value.elements and all(
-                                isinstance(e, cst.DictElement) and ref(e.key) in placeholders
-                                for e in value.elements) \
+                                isinstance(e, cst.DictElement)
+                                and ref(e.key) in placeholders | graph_names
+                                for e in value.elements) and any(
+                                ref(e.key) in placeholders for e in value.elements) \
                                 and len(node.targets) == 1:
                             bindings.setdefault(t.target.value, []).append(value)
                         else:

@@ -40,6 +40,10 @@ FLOAT_KEEPING = frozenset({
 })
 
 
+#: RNN cells whose state is one tensor
+SINGLE_STATE_CELLS = frozenset({"BasicRNNCell", "GRUCell"})
+
+
 class FedValues:
     """Part of ``FeedsToFunctions``: which graph values a run may feed, and their dtype."""
 
@@ -57,6 +61,36 @@ class FedValues:
         if why is not None:
             self._bail(TS107.code, at, f"feeding `{code_of(at)}`, {why}, is not converted")
 
+    def _computed_unless_given(self, param: str, node: cst.BaseStatement) -> cst.If:
+        """``node``, the statement that makes the value ``param`` names, for a step
+        whose runs feed it only sometimes (a named feed dict, one of whose values
+        feeds an RNN's state): computed when not given, else the given value as
+        the tensor TF1's feed makes."""
+        tf = self._alias
+        given = cst.parse_statement(f"{param} = {tf}.convert_to_tensor({param}, {tf}.float32)")
+        return cst.If(
+            test=cst.parse_expression(f"{param} is None"),
+            body=cst.IndentedBlock(body=[node.with_changes(leading_lines=[])]),
+            orelse=cst.Else(body=cst.IndentedBlock(body=[given])),
+            leading_lines=node.leading_lines)
+
+    def _float32_state(self, call: cst.Call) -> bool:
+        """``cell.zero_state(batch, tf.float32)`` of a cell whose state is one tensor
+        (``BasicRNNCell``, ``GRUCell``; an LSTM's is a tuple, which one conversion
+        would stack)."""
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "zero_state"):
+            return False
+        dtype = call_argument(call, 1, "dtype")
+        if dtype is None or self.tf_api_name(dtype) != "float32":
+            return False
+        cell = self._ref(call.func.value)
+        defs = [st for st in self._stmts if cell is not None and cell in st.writes]
+        value = self._assignment(defs[0].node)[0] if len(defs) == 1 else None
+        if not isinstance(value, cst.Call):
+            return False
+        made = self.tf_api_name(value.func) or code_of(value.func)
+        return made.rpartition(".")[2] in SINGLE_STATE_CELLS
+
     def _not_float32(self, ref: str, k: int) -> Optional[str]:
         """Why the value statement ``k`` binds to ``ref`` may not be float32 (None: it is)."""
         placeholders = 0
@@ -69,6 +103,9 @@ class FedValues:
                     facts = self._layer_facts
                     if handle in self._layers or facts is not None and handle in facts.layers \
                             or self.tf_api_name(n.func) in FLOAT_KEEPING:
+                        continue
+                    if self._float32_state(n):
+                        placeholders += 1  # a float32 source, as a float32 placeholder is
                         continue
                     return f"computed by `{code_of(n.func)}`, whose dtype the codemod cannot tell"
             for name in self._stmts[j].reads:
@@ -91,6 +128,9 @@ class FedValues:
         cut = (whole - needed) & self._graph  # the statements the feeds leave out
         behind: Set[str] = set()
         for j in cut:
+            value = self._assignment(self._stmts[j].node)[0]
+            if isinstance(value, cst.Call) and self._float32_state(value):
+                continue  # zeros: the cell's variables are not behind them
             # (a layer's call reads its handle)
             behind |= {r for r in self._stmts[j].reads if r in self._var_names or r in self._layers}
         if not behind:
@@ -98,7 +138,7 @@ class FedValues:
         for j in step.statements:
             trained = self._trained_refs(j)
             if trained is None or trained & behind:
-                self._bail(TS107.code, run_call, f"this run feeds {', '.join(step.fed_values)} and "
+                self._bail(TS107.code, run_call, f"this run feeds {', '.join(step.fed_values + step.maybe_fed)} and "
                            "takes gradients for variables they are computed from: TF1 differentiates "
                            "through a fed tensor, eager code computes nothing behind it: not converted")
 

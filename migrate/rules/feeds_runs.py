@@ -60,6 +60,8 @@ class Step:
     required: Set[str] = field(default_factory=set)
     key: str = ""  # the fetches as code, and the graph values fed in their place
     fed_values: List[str] = field(default_factory=list)
+    #: graph values some runs feed, the others compute (``init_s=None``)
+    maybe_fed: List[str] = field(default_factory=list)
 
 
 class RunReplacer(cst.CSTTransformer):

@@ -33,20 +33,26 @@ class StepFunctions:
             # a graph value fed in place of its computation (a critic trained on the
             # stored actions, `feed_dict={self.a: actions}`) makes another function
             values = sorted(name for name, _ in run.feeds if name not in self._placeholders)
-            key = " ".join(code_of(run.fetch).split()) + "".join(f" | {v}" for v in values)
+            # fed by some values of a named feed dict only: computed when not given
+            maybe = sorted(name for name in run.optional if name not in self._placeholders)
+            key = " ".join(code_of(run.fetch).split()) + "".join(f" | {v}" for v in values) \
+                + "".join(f" | {v}?" for v in maybe)
             step = steps.get(key)
             if step is None:
-                step = Step(name="", fetch=run.fetch, names=run.names, key=key, fed_values=values)
+                step = Step(name="", fetch=run.fetch, names=run.names, key=key, fed_values=values,
+                            maybe_fed=maybe)
                 fetched = set(run.names) - self._var_names
-                if fetched & set(values):
-                    self._bail(TS107.code, run.call, f"`{sorted(fetched & set(values))[0]}` is "
-                               "fed and fetched by one run: not converted")
+                if fetched & set(values + maybe):
+                    self._bail(TS107.code, run.call, f"`{sorted(fetched & set(values + maybe))[0]}` "
+                               "is fed and fetched by one run: not converted")
                 order = self._graph_order(end)
                 needed = {order[k].index for k in backward_slice(order, fetched, len(order),
                                                                  set(values))}
                 step.statements = sorted(needed & self._graph)
-                if values:  # (feeds_fed_values.py)
-                    self._check_fed_training(step, order, fetched, needed, run.call)
+                if values or maybe:  # (feeds_fed_values.py)
+                    cut = {order[k].index for k in backward_slice(order, fetched, len(order),
+                                                                  set(values + maybe))}
+                    self._check_fed_training(step, order, fetched, cut, run.call)
                 used = set()
                 for j in step.statements:
                     used |= self._stmts[j].reads
@@ -71,7 +77,7 @@ class StepFunctions:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1
             run.function = key
         order = list(self._placeholders) + sorted({v for step in steps.values()
-                                                   for v in step.fed_values})
+                                                   for v in step.fed_values + step.maybe_fed})
         # a Saver lists the variables of the layers it saves when it is made: they
         # must exist by then (a Saver made in the session block too)
         self._need_build: Set[str] = self._saver_reads | self._average_reads
@@ -350,6 +356,8 @@ class StepFunctions:
                 continue
             if p in self._settings:  # lr.assign(lr_value)
                 lines.append(self._setting_assignment(p))
+            elif p in step.maybe_fed:  # converted where it would be computed (below)
+                continue
             elif p in step.fed_values:  # (only float32 values are fed: feeds_fed_values.py)
                 lines.append(cst.parse_statement(f"{self._param(p)} = {self._alias}.convert_to_"
                                                  f"tensor({self._param(p)}, {self._alias}.float32)"))
@@ -374,6 +382,9 @@ class StepFunctions:
                         self._snapshots[name] = snapshot
                         lines.append(cst.parse_statement(f"{snapshot} = {spelled}()"))
             node = self._localize(self._rewrites.get(j, body[j]).deep_clone())
+            fed = [v for v in step.maybe_fed if v in self._stmts[j].writes]
+            if fed:  # (feeds_fed_values.py: made by one statement of its own)
+                node = self._computed_unless_given(self._param(fed[0]), node)
             if j in self._train and not (self._stmts[j].writes & (read_later | (
                     set(step.names) if j in self._assigns else set()))):
                 small = node.body[0]

@@ -32,14 +32,15 @@ def findings(result):
     return [(f.code, f.line, f.message) for f in result.findings]
 
 
-def verified_prints(source: str, path, timeout: float = 300):
+def verified_prints(source: str, path, timeout: float = 300, **options):
     """Migrate ``source`` to tape form and verify it against its legacy run (needs
-    TensorFlow; ``path``: where the migrated program is written): the printed values
-    both runs compared. Fails unless every compared value agrees."""
+    TensorFlow; ``path``: where the migrated program is written; ``options``: those
+    of ``verify_sources``, as ``seed=0, align_random=True``): the printed values both
+    runs compared. Fails unless every compared value agrees."""
     from tapeshift.migrate.legacy.verify import verify_sources
 
     r = migrated(source)
     assert r.mode == "tape", codes(r)
-    report = verify_sources(source, r.output, path, timeout=timeout)
+    report = verify_sources(source, r.output, path, timeout=timeout, **options)
     assert report.status == "ok", report.to_text()
     return [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
