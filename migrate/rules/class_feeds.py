@@ -43,6 +43,7 @@ from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.rules.class_feeds_sessions import ClassSessions, DropArguments
 from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
+from tapeshift.migrate.rules.feeds_datasets import hoisted_what
 from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step, described_feeds
 from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
 from tapeshift.migrate.rules.session import TS107
@@ -289,7 +290,8 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
             new_call = small.value.with_changes(func=small.value.func.with_changes(
                 value=cst.parse_expression(f"self.{name}")))
             self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new_call)])
-            self.record_change(body[i], f"optimizer `{code_of(expr)}` created once, as `self.{name}`")
+            self.record_change(body[i], f"{hoisted_what(expr)} `{code_of(expr)}` created once, "
+                               f"as `self.{name}`")
         by_key: Dict[str, str] = {}
         for step in steps:
             names = [n.rpartition(".")[2].lstrip("_") for n in dict.fromkeys(step.names)]

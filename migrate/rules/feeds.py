@@ -51,6 +51,7 @@ from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_upda
                                              moving_average_applies)
 from tapeshift.migrate.rules.feeds_after import GraphAfterSession
 from tapeshift.migrate.rules.feeds_blocks import GraphBlocks
+from tapeshift.migrate.rules.feeds_datasets import DatasetIterators
 from tapeshift.migrate.rules.feeds_fed_values import FedValues
 from tapeshift.migrate.rules.feeds_fetches import Fetches, fetched, local_bindings
 from tapeshift.migrate.rules.feeds_main import SessionInMain
@@ -85,7 +86,7 @@ def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
 
 @register_rule
 class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
-                       SessionInMain, PassedSessions,
+                       SessionInMain, PassedSessions, DatasetIterators,
                        UpdateOps, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"

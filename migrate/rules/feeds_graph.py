@@ -99,6 +99,8 @@ class FedGraph:
         self._assigns: Set[int] = set()  # `u = W.assign(...)`: run last, value W's new value
         self._assign_lists: Dict[int, int] = {}  # `[t.assign(e) for ...]`: 1; of rows: 2
         self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
+        self._iterators: Set[str] = set()  # one-shot iterators of datasets (feeds_datasets.py)
+        self._kept_rewrites: Dict[int, cst.BaseExpression] = {}  # new values of kept statements
         self._optimizers: Set[str] = set()
         self._schedules: Set[str] = set()
         self._rewrites: Dict[int, cst.CSTNode] = {}
@@ -191,6 +193,11 @@ class FedGraph:
                 self._schedules |= st.writes
                 continue
             if api in INITIALIZERS:
+                continue
+            if self._one_shot_iterator(i, value, target):
+                continue  # made once, here (feeds_datasets.py)
+            if self._next_element(i, node, value):
+                tainted |= st.writes  # an element per run: recomputed, as fed code is
                 continue
             if self._refs_only(value) and names_of(value, self.BASE)[0] <= self._var_names:
                 self._var_lists |= st.writes

@@ -16,6 +16,7 @@ from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
 # the run records and their rewrite; Bail and the others are imported from here by the feeds rules
+from tapeshift.migrate.rules.feeds_datasets import hoisted_what
 from tapeshift.migrate.rules.feeds_runs import (DICT_OF_ZIP, Bail, Run, RunReplacer, Step,  # noqa: F401
                                                 described_feeds, given)
 
@@ -218,7 +219,8 @@ class StepFunctions:
             if isinstance(new_call.func, cst.Attribute):
                 new_call = new_call.with_changes(func=new_call.func.with_changes(value=cst.Name(name)))
             self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new_call)])
-            self.record_change(body[i], f"optimizer `{code_of(expr)}` created once, as `{name}`")
+            self.record_change(body[i], f"{hoisted_what(expr)} `{code_of(expr)}` created once, "
+                               f"as `{name}`")
         by_key: Dict[str, str] = {}
         for step in steps:
             base = ("run_" + "_".join(dict.fromkeys(step.names)))[:60] + "".join(
@@ -251,6 +253,9 @@ class StepFunctions:
                     comments += [ln for ln in body[i].leading_lines if ln.comment is not None]
                 continue
             stmt = self._setting_variable(i) or body[i]
+            if i in self._kept_rewrites:  # it = ds.make_one_shot_iterator() -> iter(ds)
+                small = stmt.body[0]
+                stmt = stmt.with_changes(body=[small.with_changes(value=self._kept_rewrites[i])])
             if i in self._early_functions:  # it runs the session once it is open
                 stmt = _without_globals(stmt.visit(replacer),
                                         self._names_of_graph() | set(self._placeholders))
