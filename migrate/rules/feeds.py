@@ -122,6 +122,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._ema_converted: Set[str] = set()  # the moving averages those calls apply
         self._after: Set[int] = set()  # graph code after the session (feeds_after.py)
         self._with_session = None  # a `with` session read flat (feeds_sessions.py)
+        self._gap_at: Optional[int] = None  # a blank line goes before statement i (the output's)
 
     def _known_builders(self) -> Dict[str, cst.Call]:
         """Functions known to make a tf.Variable at each call before the block is read
@@ -246,6 +247,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._block = block
         self._block_owner = self._block_owners.get(id(block))
         self._with_session = None
+        self._gap_at = None
         body, index = self._with_session_opened(list(block.body), index)
         if self._with_session is None:
             body, index = self._opened_early(body, index)

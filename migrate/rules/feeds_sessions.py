@@ -146,6 +146,8 @@ class SessionSections:
         if inits and any(self._makes_variable(body[k]) for k in range(inits[0] + 1, first)):
             return body, index
         graph = [body[k] for k in between]
+        if any(ln.comment is None for ln in stmt.leading_lines):
+            self._gap_at = index  # the graph takes its place: the blank line before it too
         moved = [*body[:index], *graph, stmt, *(body[k] for k in inits), *body[first:]]
         return moved, index + len(graph)
 

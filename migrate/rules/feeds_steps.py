@@ -240,6 +240,7 @@ class StepFunctions:
         comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
         out.extend(self._builds.get(-1, []))  # layers made before the block runs
         for i in range(start):
+            gap = gap or i == self._gap_at  # (feeds_sessions.py: a session opened early)
             if i in hoisted:
                 out.append(hoisted[i])
             if i in self._moving_averages:  # its first eager call makes the averages

@@ -39,6 +39,7 @@ def test_a_group_of_one_update_runs_it_when_fetched():
     assert r.output == _src('''
         import numpy as np
         import tensorflow as tf
+
         population = tf.Variable(np.linspace(-1.0, 1.0, 12).reshape(4, 3), dtype=tf.float32)
 
 
