@@ -32,6 +32,16 @@ def findings(result):
     return [(f.code, f.line, f.message) for f in result.findings]
 
 
+def assert_left_compat(program: str, change, code: str, why: str) -> None:
+    """``program`` with ``change`` (old, new) made stays compat, a ``code`` finding
+    saying ``why``."""
+    source = program.replace(*change)
+    assert source != program, change
+    r = migrated(source)
+    assert r.mode == "compat", codes(r)
+    assert any(c == code and why in message for c, _, message in findings(r)), findings(r)
+
+
 def verified_prints(source: str, path, timeout: float = 300, **options):
     """Migrate ``source`` to tape form and verify it against its legacy run (needs
     TensorFlow; ``path``: where the migrated program is written; ``options``: those

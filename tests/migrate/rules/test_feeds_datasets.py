@@ -9,7 +9,7 @@ TF1 and why, and the legacy numbers.
 
 import pytest
 
-from rule_programs import codes, findings, migrated, src as _src, verified_prints  # tests/support
+from rule_programs import assert_left_compat, codes, migrated, src as _src, verified_prints  # tests/support
 
 CHAINED = _src("""
     import numpy as np
@@ -112,11 +112,7 @@ def test_a_named_iterator_becomes_iter_and_its_end_is_still_out_of_range():
      "TS108", "`.get_next(...)` builds an update op"),
 ])
 def test_iterators_it_leaves_to_tf1(change, code, why):
-    src = UNTIL_THE_END.replace(*change)
-    assert src != UNTIL_THE_END
-    r = migrated(src)
-    assert r.mode == "compat"
-    assert any(c == code and why in message for c, _, message in findings(r)), findings(r)
+    assert_left_compat(UNTIL_THE_END, change, code, why)
 
 
 @pytest.mark.tf

@@ -9,7 +9,7 @@ given. Tests: the exact output, what stays compat and why, the legacy numbers.
 
 import pytest
 
-from rule_programs import codes, findings, migrated, src as _src, verified_prints  # tests/support
+from rule_programs import assert_left_compat, codes, migrated, src as _src, verified_prints  # tests/support
 
 STATE_FED_BACK = _src("""
     import numpy as np
@@ -76,11 +76,7 @@ def run_train_op_loss_final_s(x, y, init_s=None):
      "this run feeds init_s and takes gradients for variables they are computed from"),
 ])
 def test_a_state_it_cannot_feed_keeps_compat_form(change, why):
-    src = STATE_FED_BACK.replace(*change)
-    assert src != STATE_FED_BACK
-    r = migrated(src)
-    assert r.mode == "compat"
-    assert any(code == "TS107" and why in message for code, _, message in findings(r)), findings(r)
+    assert_left_compat(STATE_FED_BACK, change, "TS107", why)
 
 
 @pytest.mark.tf

@@ -8,7 +8,7 @@ first. Tests: the exact output, what stays TF1 and why, the legacy numbers.
 
 import pytest
 
-from rule_programs import codes, findings, migrated, src as _src, verified_prints  # tests/support
+from rule_programs import assert_left_compat, codes, migrated, src as _src, verified_prints  # tests/support
 
 EVOLVE = _src("""
     import numpy as np
@@ -92,11 +92,7 @@ def test_tf_assign_grouped_alone_becomes_the_variable_method():
      "TS108", "`.assign(...)` in fed graph code"),
 ])
 def test_groups_it_leaves_to_tf1(change, code, why):
-    src = EVOLVE.replace(*change)
-    assert src != EVOLVE
-    r = migrated(src)
-    assert r.mode == "compat"
-    assert any(c == code and why in message for c, _, message in findings(r)), findings(r)
+    assert_left_compat(EVOLVE, change, code, why)
 
 
 @pytest.mark.tf
