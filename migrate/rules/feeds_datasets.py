@@ -12,17 +12,20 @@ raise ``StopIteration``, which the script's ``except`` would not catch).
 Read: ``it = dataset.make_one_shot_iterator()`` (or
 ``tf.data.make_one_shot_iterator(dataset)``, its compat.v1 spelling) with ``it``
 read only by ``it.get_next()`` calls, and the chained
-``dataset.make_one_shot_iterator().get_next()``. An initializable iterator (its
-dataset fed through placeholders at the initializer's run) is not converted.
+``dataset.make_one_shot_iterator().get_next()``. Not converted (TS108): an
+initializable iterator (its dataset fed through placeholders at the initializer's
+run), a one-shot iterator of a dataset made from fed or drawn values, an iterator's
+name bound again.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Set
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.rules.session import TS108
 
 #: the functions that make a one-shot iterator of their argument
 ONE_SHOT = frozenset({"data.make_one_shot_iterator", "compat.v1.data.make_one_shot_iterator"})
@@ -44,18 +47,32 @@ class DatasetIterators:
             return call.args[0].value
         return None
 
-    def _one_shot_iterator(self, i: int, value, target: Optional[str]) -> bool:
-        """``it = dataset.make_one_shot_iterator()``: made once, here, as ``iter(dataset)``."""
+    def _one_shot_iterator(self, i: int, value, target: Optional[str], fed: Set[str]) -> bool:
+        """``it = dataset.make_one_shot_iterator()``: made once, here, as ``iter(dataset)``
+        (``fed``: the fed, drawn or computed values the statement reads)."""
         dataset = self._dataset_of(value)
         if dataset is None or target is None:
             return False
+        self._check_dataset(value, dataset, fed)
+        if sum(target in st.writes for st in self._stmts) > 1:
+            # (get_next() is read by name: which binding a step would reach is not followed)
+            self._bail(TS108.code, value, f"`{target}` is bound to an iterator and bound again: "
+                       "not converted")
         self._iterators.add(target)
         self._kept_rewrites[i] = cst.Call(func=cst.Name("iter"), args=[cst.Arg(dataset)])
         self.record_change(value, f"`{code_of(value)}` -> `iter({code_of(dataset)})`: TF2's "
                            "iterator of the dataset, made once")
         return True
 
-    def _next_element(self, i: int, node: cst.CSTNode, value) -> bool:
+    def _check_dataset(self, call: cst.Call, dataset: cst.BaseExpression, fed: Set[str]) -> None:
+        """A one-shot iterator of a dataset made from fed or drawn values: TF1 cannot
+        capture them either (it raises at the run); not converted (TS108)."""
+        if fed:
+            self._bail(TS108.code, call, f"a one-shot iterator of `{code_of(dataset)}` reads "
+                       f"{', '.join(f'`{n}`' for n in sorted(fed))}, computed from fed or drawn "
+                       "values (which TF1 cannot capture in a dataset either): not converted")
+
+    def _next_element(self, i: int, node: cst.CSTNode, value, fed: Set[str]) -> bool:
         """``batch = it.get_next()`` of an iterator read above, or the chained
         ``dataset.make_one_shot_iterator().get_next()`` (whose iterator is then made
         once, before it): recomputed in the step functions, an element per run."""
@@ -67,6 +84,7 @@ class DatasetIterators:
         receiver = value.func.value
         dataset = self._dataset_of(receiver)
         if dataset is not None:
+            self._check_dataset(receiver, dataset, fed)
             self._hoist[i] = ("iterator", cst.Call(func=cst.Name("iter"), args=[cst.Arg(dataset)]),
                               value)
         elif self._ref(receiver) not in self._iterators:

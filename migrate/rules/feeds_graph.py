@@ -97,6 +97,7 @@ class FedGraph:
         self._moving_averages: Set[int] = set()  # ema.apply(...): made where written too
         self._groupings: Set[int] = set()  # with tf.control_dependencies(...): op = tf.no_op()
         self._assigns: Set[int] = set()  # `u = W.assign(...)`: run last, value W's new value
+        self._grouped_updates: Set[int] = set()  # `step = tf.group(W.assign(...))`: value None
         self._assign_lists: Dict[int, int] = {}  # `[t.assign(e) for ...]`: 1; of rows: 2
         self._hoist: Dict[int, Tuple[str, cst.BaseExpression, cst.Call]] = {}
         self._iterators: Set[str] = set()  # one-shot iterators of datasets (feeds_datasets.py)
@@ -194,9 +195,9 @@ class FedGraph:
                 continue
             if api in INITIALIZERS:
                 continue
-            if self._one_shot_iterator(i, value, target):
+            if self._one_shot_iterator(i, value, target, st.reads & tainted):
                 continue  # made once, here (feeds_datasets.py)
-            if self._next_element(i, node, value):
+            if self._next_element(i, node, value, st.reads & tainted):
                 tainted |= st.writes  # an element per run: recomputed, as fed code is
                 continue
             if self._refs_only(value) and names_of(value, self.BASE)[0] <= self._var_names:

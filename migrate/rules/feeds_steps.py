@@ -50,6 +50,7 @@ class StepFunctions:
                 needed = {order[k].index for k in backward_slice(order, fetched, len(order),
                                                                  set(values))}
                 step.statements = sorted(needed & self._graph)
+                self._note_fetched_together(step, run.call)
                 if values or maybe:  # (feeds_fed_values.py)
                     cut = {order[k].index for k in backward_slice(order, fetched, len(order),
                                                                   set(values + maybe))}

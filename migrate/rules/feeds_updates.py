@@ -19,7 +19,7 @@ import libcst as cst
 
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.session import VARIABLE_UPDATES, TS108
 
@@ -30,7 +30,9 @@ TS132 = CodeInfo(
     summary="TF1 ran these update ops at the same time; the migrated step runs them in order",
     what="Notes `with tf.control_dependencies([train_step, averages_op]): train_op = "
          "tf.no_op()` (or `tf.group(...)`) over two or more ops that change variables, none "
-         "of which waits for another. The file is converted.",
+         "of which waits for another; and a sess.run that fetches an update of a variable "
+         "(`u = W.assign(...)`, `tf.group(W.assign(...))`) beside a value that reads `W` or "
+         "another update, which the update does not wait for. The file is converted.",
     why="TF1 starts such ops together, in no fixed order: one may read a variable before "
         "or after another updates it (a moving average of the weights before or after the "
         "optimizer's step), and two runs of the legacy program can differ. The step "
@@ -143,6 +145,14 @@ class UpdateOps:
         var_list = next((a.value for k, a in enumerate(small_value.args)
                          if (a.keyword is None and k == 0)
                          or (a.keyword is not None and a.keyword.value == "var_list")), None)
+        if isinstance(var_list, cst.Call) and not var_list.args \
+                and self.tf_api_name(var_list.func) == "trainable_variables":
+            # ema.apply(tf.trainable_variables()): the variables made before it, written
+            # out as a default var_list is (or the reason they cannot be)
+            var_list = self._var_list(var_list, small_value, i)
+            small_value = small_value.with_changes(args=[cst.Arg(var_list)])
+            stmt = self._rewrites.get(i, node)  # (out of its control_dependencies)
+            self._rewrites[i] = stmt.with_changes(body=[stmt.body[0].with_changes(value=small_value)])
         # the variables, or a layer's (``*fc.trainable_variables``, as the model-code
         # rule writes tf.trainable_variables() out): a layer is then built where it is
         # made, so that the statement's first eager call averages its variables
@@ -248,9 +258,39 @@ class UpdateOps:
         if not self._assign_op(i, node, small.with_changes(value=inner), inner, api):
             return None
         self._assigns.discard(i)  # its value is the group's, None: not the variable's
+        self._grouped_updates.add(i)
         self.record_change(call, f"`{code_of(call.func)}(...)` of one update -> the update, "
                            "run when fetched")
         return inner
+
+    def _note_fetched_together(self, step, call: cst.Call) -> None:
+        """TS132 when one run fetches an update of a variable (``u = W.assign(...)``, a
+        group of one) beside graph code that reads the variable and that the update does
+        not wait for: TF1 runs both at the same time; the step function computes that
+        code first, from the value before the update."""
+        updates = self._assigns | self._grouped_updates
+        for j in step.statements:
+            if j not in updates:
+                continue
+            node = self._rewrites.get(j, self._stmts[j].node)
+            updated = {self._ref(n.func.value) for n in nodes(node) if isinstance(n, cst.Call)
+                       and isinstance(n.func, cst.Attribute)
+                       and n.func.attr.value in VARIABLE_UPDATES} - {None}
+            waits = backward_slice(self._stmts, self._stmts[j].reads, j)
+            for k in step.statements:
+                read = self._stmts[k].reads & updated
+                if k == j or k in waits or not read or k in self._train and k not in updates:
+                    continue
+                update = ", ".join(sorted(self._stmts[j].writes)) or code_of(node).strip()
+                value = ", ".join(sorted(self._stmts[k].writes)) or code_of(
+                    self._stmts[k].node).strip()
+                order = "runs them in the order they are written" if k in updates else \
+                    f"computes `{value}` first, from `{sorted(read)[0]}` before the update"
+                self.report(TS132.code, call, f"TF1 runs `{update}` and `{value}` of one sess.run "
+                            f"at the same time, in no fixed order; the step function {order} "
+                            "(tapeshift verify --legacy-runs 3 shows whether the legacy runs "
+                            "differ)", changes_numbers=True)
+                return
 
     def _note_unordered(self, node: cst.CSTNode, grouped: cst.CSTNode, i: int) -> None:
         """TS132 when ``grouped`` (a group's or control_dependencies' ops) holds two

@@ -319,6 +319,14 @@ RENAMES.update({f"tensorflow.{old}": f"tensorflow.{new}" for old, new in IDENTIC
 #:   ``get_regularization_loss(es)``, ``get_collection``), so a file that reads it
 #:   stays in compat mode. ``losses.add_loss`` and ``compute_weighted_loss`` (which
 #:   also writes it) are not listed.
+#: * ``app.run`` and ``flags.*`` (also reached as ``app.flags.*``): absl's command
+#:   line, which parses the flags and calls ``main``; no graph, no numbers.
+_FLAGS = (
+    "FLAGS", "DEFINE", "DEFINE_alias", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum",
+    "DEFINE_float", "DEFINE_integer", "DEFINE_list", "DEFINE_multi_float",
+    "DEFINE_multi_integer", "DEFINE_multi_string", "DEFINE_string", "mark_flag_as_required",
+    "mark_flags_as_required",
+)
 AUDITED_EAGER_COMPAT = frozenset({
     *(f"logging.{name}" for name in (
         "DEBUG", "ERROR", "FATAL", "INFO", "WARN", "TaskLevelStatusMessage", "debug", "error",
@@ -331,6 +339,8 @@ AUDITED_EAGER_COMPAT = frozenset({
         "absolute_difference", "cosine_distance", "hinge_loss", "huber_loss", "log_loss",
         "mean_pairwise_squared_error", "mean_squared_error", "sigmoid_cross_entropy",
         "softmax_cross_entropy", "sparse_softmax_cross_entropy")),
+    "app.run",
+    *(f"{module}.{name}" for module in ("flags", "app.flags") for name in _FLAGS),
 })
 #: v1 initialiser -> index of its ``seed`` parameter (checked against the installed
 #: signatures by tests/migrate/rules/test_tables.py). Eager TF2 draws another stream

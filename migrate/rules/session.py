@@ -59,6 +59,9 @@ STATEFUL_METHODS = frozenset({
     "get_next", "make_one_shot_iterator", "make_initializable_iterator",
 })
 
+#: absl's ``app.run(main)``: runs the program's main, not a graph
+ABSL_RUN = frozenset({"app.run", "compat.v1.app.run"})
+
 #: TF1's variable updates that an eager variable has as methods of the same name
 #: (``tf.assign(v, x)`` -> ``v.assign(x)``)
 VARIABLE_UPDATES = ("assign", "assign_add", "assign_sub")
@@ -227,7 +230,7 @@ class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, Kind
                         stateful.append((n, f"`.{attr}(...)` builds an update op; eager code "
                                          "would apply it once, when the line runs, not at each "
                                          "sess.run"))
-                    elif attr in ("eval", "run") \
+                    elif attr in ("eval", "run") and name not in ABSL_RUN \
                             and not self._is_strategy(n.func.value, strategies):
                         evals.append((n, stack[:]))
                 for arg in n.args:

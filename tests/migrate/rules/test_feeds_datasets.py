@@ -107,6 +107,16 @@ def test_a_named_iterator_becomes_iter_and_its_end_is_still_out_of_range():
     (("it = tf.data.make_one_shot_iterator(dataset.batch(4))",
       "it = dataset.batch(4).make_initializable_iterator()"),
      "TS108", "`.make_initializable_iterator(...)` builds an update op"),
+    # a dataset of fed values (TF1 raises at the run: it cannot capture a placeholder)
+    (("dataset = tf.data.Dataset.from_tensor_slices((data, data[:, :1]))",
+      "fed = tf.placeholder(tf.float32, [6, 2])\n"
+      "dataset = tf.data.Dataset.from_tensor_slices((fed, fed[:, :1]))"),
+     "TS108", "a one-shot iterator of `dataset.batch(4)` reads `dataset`, computed from fed or "
+     "drawn values"),
+    # the iterator's name bound again: get_next() is read by name, whichever binding it is
+    (("    _, l = sess.run([train_op, loss])",
+      "    _, l = sess.run([train_op, loss])\n        it = None"),
+     "TS108", "`it` is bound to an iterator and bound again: not converted"),
     # get_next() of an iterator the codemod did not see made
     (("it = tf.data.make_one_shot_iterator(dataset.batch(4))", "it = make_iterator(dataset)"),
      "TS108", "`.get_next(...)` builds an update op"),

@@ -82,6 +82,20 @@ def test_tf_assign_grouped_alone_becomes_the_variable_method():
         in r.output
 
 
+def test_a_reader_of_the_variable_fetched_beside_the_update_is_reported():
+    # TF1 computes `total` and applies the update at the same time, in no fixed order
+    r = migrated(EVOLVE.replace("best = tf.reduce_max(top_vals)\n",
+                                "best = tf.reduce_max(top_vals)\ntotal = tf.reduce_sum(population)\n")
+                 .replace("sess.run(step, feed))", "sess.run([step, total], feed))"))
+    assert r.mode == "tape", codes(r)
+    assert [(f.code, f.line) for f in r.findings] == [("TS132", 18)]
+    assert "TF1 runs `step` and `total` of one sess.run at the same time, in no fixed order; " \
+        "the step function computes `total` first, from `population` before the update" \
+        in r.findings[0].message
+    # fetched alone, or beside what the update itself waits for: nothing to report
+    assert codes(migrated(EVOLVE)) == []
+
+
 @pytest.mark.parametrize("change, code, why", [
     # two updates TF1 starts together: one line each would fix an order (not converted)
     (("tf.group(population.assign(tf.concat([parents, parents + noise], 0)))",

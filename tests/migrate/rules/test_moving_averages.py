@@ -103,6 +103,12 @@ RACING = _src("""
         print(sess.run(ema.average(W1)))
 """)
 
+# the book example's other form: the graph in a function that main() calls,
+# run by tf.app.run(); tf.trainable_variables() is read where the function runs
+IN_A_FUNCTION = "import tensorflow as tf\n\n\ndef train():\n" + "".join(
+    f"    {line}\n" if line else "\n" for line in RACING.split("\n", 2)[2].rstrip().split("\n")) + \
+    '\n\ndef main(argv=None):\n    train()\n\n\nif __name__ == "__main__":\n    tf.app.run()\n'
+
 STEP = '''
     def run_train_op(x):
         """sess.run(train_op) as a function of the fed values."""
@@ -164,6 +170,28 @@ def test_the_averages_of_layers_build_them_where_they_are_made():
     assert "averages_op = ema.apply([*dense.trainable_variables, " \
         "*dense_1.trainable_variables])\n" in out
     assert not migrate_source(out, "f.py").changed
+
+
+def test_the_trainable_variables_averaged_in_a_function_are_written_out():
+    r = migrated(IN_A_FUNCTION)
+    assert r.mode == "tape", codes(r)
+    assert [f.code for f in r.findings] == ["TS132"]
+    out = r.output
+    assert "    ema = tf.train.ExponentialMovingAverage(0.99)\n    averages_op = ema.apply([W1])\n" in out
+    assert "        optimizer.apply_gradients(zip(tape.gradient(loss, [W1]), [W1]))\n" \
+        "        ema.apply([W1])\n        return None\n" in out
+    assert any("var_list: the trainable variables created before this line, [W1]" in c.description
+               for c in r.changes)
+    assert "    tf.compat.v1.app.run()\n" in out  # absl's command line, as in TF1
+    assert not migrate_source(out, "f.py").changed
+
+
+def test_trainable_variables_it_cannot_write_out_keep_compat_mode():
+    # a variable bound to no name is in TF1's list, and no name can say it
+    r = migrated(IN_A_FUNCTION.replace("    ema = tf.train", "    tf.Variable(2.0)\n    ema = tf.train"))
+    assert r.mode == "compat"
+    assert any(f.code == "TS108" and "a variable bound to no name (line 9)" in f.message
+               for f in r.findings), codes(r)
 
 
 @pytest.mark.parametrize("apply, why", [

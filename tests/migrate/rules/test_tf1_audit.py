@@ -115,6 +115,22 @@ def test_v1_logging_runs_eagerly():
         v1.logging.set_verbosity(before)
 
 
+def test_v1_flags_and_app_run_run_eagerly():
+    # absl's command line: the flags parsed from argv, then main called, eagerly
+    v1.flags.DEFINE_integer("tapeshift_audit_steps", 2, "a flag of this test")
+    seen = []
+
+    def main(argv):
+        seen.append((tf.executing_eagerly(), v1.flags.FLAGS.tapeshift_audit_steps, argv[1:]))
+        return 0
+
+    with pytest.raises(SystemExit) as stop:
+        v1.app.run(main, argv=["prog", "--tapeshift_audit_steps=5", "rest"])
+    assert stop.value.code == 0
+    assert seen == [(True, 5, ["rest"])]
+    assert v1.app.flags.FLAGS is v1.flags.FLAGS
+
+
 @pytest.mark.parametrize("name, kwargs, bound", [
     ("truncated_normal_initializer", dict(mean=0.5, stddev=0.1, seed=3), (0.3, 0.7)),
     ("glorot_uniform_initializer", dict(seed=3), (-np.sqrt(6 / 7), np.sqrt(6 / 7))),
