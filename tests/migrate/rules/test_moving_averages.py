@@ -230,7 +230,7 @@ def test_a_moving_average_in_a_class_keeps_compat_mode():
 
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["PLAIN", "ORDERED", "LAYERS"])
+@pytest.mark.parametrize("name", ["PLAIN", "ORDERED", "LAYERS", "IN_A_FUNCTION"])
 def test_moving_averages_compute_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -242,4 +242,4 @@ def test_moving_averages_compute_the_legacy_numbers(name, tmp_path):
                             seed=0, align_random=True)
     assert report.status == "ok", report.to_text()
     printed = [row for row in report.rows if row.name.startswith("stdout:") and row.compared]
-    assert len(printed) == {"PLAIN": 3, "ORDERED": 4, "LAYERS": 4}[name], report.to_text()
+    assert len(printed) == {"PLAIN": 3, "ORDERED": 4, "LAYERS": 4, "IN_A_FUNCTION": 1}[name], report.to_text()
