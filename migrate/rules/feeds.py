@@ -501,6 +501,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         other: Set[str] = set()
         uses: Dict[str, int] = {}
         placeholders = set(self._placeholders)
+        feedable = placeholders | graph_names
         ref = self._ref
 
         class _V(cst.CSTVisitor):
@@ -512,7 +513,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                         # computation: an RNN's state, feeds_fed_values.py)
                         if isinstance(value, cst.Dict) and value.elements and all(
                                 isinstance(e, cst.DictElement)
-                                and ref(e.key) in placeholders | graph_names
+                                and ref(e.key) in feedable
                                 for e in value.elements) and any(
                                 ref(e.key) in placeholders for e in value.elements) \
                                 and len(node.targets) == 1:

@@ -52,8 +52,10 @@ class StepFunctions:
                 step.statements = sorted(needed & self._graph)
                 self._note_fetched_together(step, run.call)
                 if values or maybe:  # (feeds_fed_values.py)
-                    cut = {order[k].index for k in backward_slice(order, fetched, len(order),
-                                                                  set(values + maybe))}
+                    # (what the run computes when every value it may feed is given)
+                    cut = needed if not maybe else {
+                        order[k].index for k in backward_slice(order, fetched, len(order),
+                                                               set(values + maybe))}
                     self._check_fed_training(step, order, fetched, cut, run.call)
                 used = set()
                 for j in step.statements:

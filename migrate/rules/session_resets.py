@@ -99,7 +99,7 @@ class VariableResets:
                 self._reset_variables.append(target)
                 for n in nodes(value):
                     api = self.tf_api_name(n.func) if isinstance(n, cst.Call) else None
-                    if api is not None and (api in random_ops or api.startswith("random")):
+                    if _draws(api, random_ops):
                         return f"the initial value of `{target}` is random: TF1 draws it again"
         if not made or len(self._reset_variables) != len(made):
             return "a variable other than `name = tf.Variable(value)` at module level, before " \
@@ -114,7 +114,7 @@ class VariableResets:
             if api is not None and (api.startswith(("layers.", "keras.")) or "global_step" in api
                                     or "ExponentialMovingAverage" in api):
                 return f"tf.{api} makes variables, which TF1's initializer starts again too"
-            if api is not None and (api in random_ops or api.startswith("random")):
+            if _draws(api, random_ops):
                 # (a seeded op draws the same numbers again in each new TF1 session, an
                 # eager one goes on)
                 return f"tf.{api}: a new TF1 session draws its numbers again from the start"
@@ -155,6 +155,11 @@ class VariableResets:
                     known |= names
                     changed = True
         return next((c for c in nodes(module) if isinstance(c, cst.Call) and _root(c) not in known), None)
+
+
+def _draws(api: Optional[str], random_ops: FrozenSet[str]) -> bool:
+    """The TF call ``api`` (None: not TensorFlow's) draws random numbers."""
+    return api is not None and (api in random_ops or api.startswith("random"))
 
 
 def _opens_session(module: cst.Module, run: cst.Call, tf_api_name) -> bool:
