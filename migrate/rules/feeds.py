@@ -58,6 +58,7 @@ from tapeshift.migrate.rules.feeds_main import SessionInMain
 from tapeshift.migrate.rules.feeds_passed_sessions import PassedSessions
 from tapeshift.migrate.rules.feeds_sessions import SessionSections
 from tapeshift.migrate.rules.feeds_graph import TRAIN_METHODS, FedGraph
+from tapeshift.migrate.rules.feeds_graph_functions import GraphFunctions
 from tapeshift.migrate.rules.feeds_settings import FedSettings
 from tapeshift.migrate.rules.feeds_layers import LayerBuilds
 from tapeshift.migrate.rules.feeds_updates import TS132, UpdateOps
@@ -85,8 +86,8 @@ def _called_only_from(name: str, body: List[cst.CSTNode], start: int) -> bool:
 
 
 @register_rule
-class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, GraphAfterSession, SessionSections,
-                       SessionInMain, PassedSessions, DatasetIterators,
+class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, GraphAfterSession,
+                       GraphFunctions, SessionSections, SessionInMain, PassedSessions, DatasetIterators,
                        UpdateOps, StepFunctions, LayerBuilds, KindMixin, TapeshiftCodemod):
     DESCRIPTION = "Turn fed graphs and training ops into functions of the fed values."
     RULE = "feeds"
@@ -121,6 +122,9 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._ema_calls: Set[cst.Call] = set()  # ema.apply(...) of a moving average
         self._ema_converted: Set[str] = set()  # the moving averages those calls apply
         self._after: Set[int] = set()  # graph code after the session (feeds_after.py)
+        self._graph_params: Dict[int, List[str]] = {}  # functions given graph values (feeds_graph_functions.py)
+        self._rebound: Set[str] = set()  # graph names bound again after the session (feeds_after.py)
+        self._unfollowed: Dict[str, int] = {}  # ... by code that is not graph code: from where
         self._with_session = None  # a `with` session read flat (feeds_sessions.py)
         self._gap_at: Optional[int] = None  # a blank line goes before statement i (the output's)
 
@@ -254,6 +258,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._classify(body, index)
         self._graph_after(body, index)
         runs = self._runs(body, index, module)
+        self._graph_functions(body, index)
         steps = self._steps(runs, body, index)
         self._check_free_uses(module, body, index, runs)
         new_body = self._without_session_params(self._rewrite(body, index, runs, steps, taken))
@@ -318,9 +323,12 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         try:
             for i in sorted(self._early_functions):
                 walk(body[i])
-            for stmt in body[start:]:
+            for at, stmt in enumerate(body[start:], start):
                 if id(stmt) not in self._other_sessions:
+                    first = len(runs)
                     walk(stmt)
+                    for run in runs[first:]:
+                        run.at = at
         finally:
             release(walk)
         for i, stmt in enumerate(body[:start]):

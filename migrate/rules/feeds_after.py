@@ -19,10 +19,11 @@ random op or update, and binds names bound nowhere else in the block.
 
 from __future__ import annotations
 
-from typing import List, Set
+from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
+from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -36,31 +37,75 @@ class GraphAfterSession:
 
     def _graph_after(self, body: List[cst.CSTNode], start: int) -> None:
         """Record the statements after ``start`` that are graph code (added to
-        ``self._graph`` and ``self._after``)."""
+        ``self._graph`` and ``self._after``) and the placeholders made there (added
+        to ``self._placeholders`` and ``self._after``)."""
         self._after: Set[int] = set()
+        self._rebound: Set[str] = set()
+        self._unfollowed: Dict[str, int] = {}
         if self.BASE is not None:  # (a class's methods: the class rule reads them)
             return
-        graph = self._names_of_graph() | set(self._placeholders) | self._var_names
-        written: dict = {}
-        for st in self._stmts:
+        bindings: Dict[str, List[int]] = {}
+        for i, st in enumerate(self._stmts):
             for name in st.writes:
-                written[name] = written.get(name, 0) + 1
+                bindings.setdefault(name, []).append(i)
+        excluded: Set[str] = set()
+        while True:  # (a name bound again by code that is not graph code: not moved)
+            graph_code, placeholders = self._after_candidates(body, start, bindings, excluded)
+            moved = graph_code | set(placeholders)
+            wrong = {name for i in graph_code for name in self._stmts[i].writes
+                     if any(j not in moved and j not in self._graph for j in bindings[name])}
+            if not wrong:
+                break
+            excluded |= wrong
+        # names bound again by other code (a loop): where a run may read that binding
+        self._unfollowed: Dict[str, int] = {
+            name: min(j for j in bindings[name] if j > start) for name in excluded}
+        for i in sorted(graph_code):
+            self._graph_statement(i, body[i])
+            self._after.add(i)
+            self._rebound |= {name for name in self._stmts[i].writes if len(bindings[name]) > 1}
+        for i, (name, call) in placeholders.items():
+            self._placeholders[name] = call
+            self._after.add(i)
+
+    def _after_candidates(self, body: List[cst.CSTNode], start: int,
+                          bindings: Dict[str, List[int]], excluded: Set[str]):
+        """(graph code, {index: (name, call)} of placeholders) after ``start``: plain
+        assignments at the session's level, not binding an ``excluded`` name."""
+        graph = self._names_of_graph() | set(self._placeholders) | self._var_names
         later: Set[str] = set()  # names (re)bound from the session on
         for st in self._stmts[start:]:
             later |= st.writes
+        graph_code: Set[int] = set()
+        placeholders: Dict[int, Tuple[str, cst.Call]] = {}
         for i in range(start + 1, len(body)):
             st = self._stmts[i]
             value, target = self._assignment(body[i])
-            if value is None or not st.writes or not st.reads & graph:
+            if value is None or not st.writes or st.writes & excluded:
                 continue
-            if any(written[name] != 1 for name in st.writes) \
-                    or any(st.writes & s.reads for s in self._stmts[:i]):
-                continue  # bound elsewhere too, or read before it is bound
+            read_before = any(st.writes & s.reads for s in self._stmts[:i])
+            if isinstance(value, cst.Call) and self.tf_api_name(value.func) in DENSE_PLACEHOLDERS:
+                # fed in the runs after it (`noise_input` of a generator tried on a grid)
+                if target is not None and len(bindings[target]) == 1 and not read_before \
+                        and not st.reads & later:
+                    placeholders[i] = (target, value)
+                    graph.add(target)
+                continue
+            if not st.reads & graph:
+                continue
+            if any(len(bindings[name]) != 1 for name in st.writes):
+                # bound again (`decoder` rebuilt on a fed code): each run reads the
+                # binding before it (``_slice_limit``); graph code binds it each time
+                if not all(j in self._graph or j > start for name in st.writes
+                           for j in bindings[name]):
+                    continue
+            elif read_before:
+                continue  # read before it is bound
             if st.reads & later - graph or not self._pure_graph(value):
                 continue  # reads what changes after the session, or runs something
-            self._graph_statement(i, body[i])
-            self._after.add(i)
+            graph_code.add(i)
             graph |= st.writes
+        return graph_code, placeholders
 
     def _pure_graph(self, value: cst.BaseExpression) -> bool:
         """Only TensorFlow ops that compute: no variable, layer, random op, update,
@@ -96,8 +141,9 @@ class GraphAfterSession:
                 carried += body[i].leading_lines
                 continue
             stmt = body[i]
-            if carried:
-                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            if carried:  # (their blank lines stand for its own)
+                stmt = stmt.with_changes(leading_lines=[
+                    *carried, *(ln for ln in stmt.leading_lines if ln.comment is not None)])
                 carried = []
             out.append((i, stmt))
         return out

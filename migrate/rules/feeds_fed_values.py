@@ -119,12 +119,12 @@ class FedValues:
             return "computed from no float32 placeholder (its dtype is not in the code)"
         return None
 
-    def _check_fed_training(self, step, order, fetched: Set[str], needed: Set[int],
+    def _check_fed_training(self, step, order, limit: int, fetched: Set[str], needed: Set[int],
                             run_call: cst.Call) -> None:
         """A step fed graph values must not train a variable those values are computed
         from: TF1 differentiates through a fed tensor (its producers' gradients, at
         the fed value), eager code computes nothing behind it."""
-        whole = {order[k].index for k in backward_slice(order, fetched, len(order))}
+        whole = {order[k].index for k in backward_slice(order, fetched, limit)}
         cut = (whole - needed) & self._graph  # the statements the feeds leave out
         behind: Set[str] = set()
         for j in cut:

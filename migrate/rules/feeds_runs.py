@@ -47,6 +47,9 @@ class Run:
     #: function whose parameters are KEYS in their order (``feeds`` holds KEYS)
     positional: Optional[cst.BaseExpression] = None
     function: str = ""
+    #: the index of the statement of the session's block that holds it (None: in a
+    #: function defined before the session)
+    at: Optional[int] = None
 
 
 @dataclass

@@ -13,7 +13,7 @@ import libcst.matchers as m
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import nodes, visit
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
-from tapeshift.migrate.engine.toolkit.dataflow import backward_slice, last_def, names_of
+from tapeshift.migrate.engine.toolkit.dataflow import Stmt, backward_slice, last_def, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
 # the run records and their rewrite; Bail and the others are imported from here by the feeds rules
 from tapeshift.migrate.rules.feeds_datasets import hoisted_what
@@ -36,27 +36,39 @@ class StepFunctions:
             values = sorted(name for name, _ in run.feeds if name not in self._placeholders)
             # fed by some values of a named feed dict only: computed when not given
             maybe = sorted(name for name in run.optional if name not in self._placeholders)
+            fetched = set(run.names) - self._var_names
+            order = self._graph_order(end)
+            limit = self._slice_limit(run, order)
+            needed = {order[k].index for k in backward_slice(order, fetched, limit, set(values))}
+            # the bindings of a graph name bound again after the session that it reads
+            rebound = sorted(i for i in needed & self._after if self._stmts[i].writes & self._rebound)
+            for name in sorted((fetched | {r for j in needed for r in self._stmts[j].reads})
+                               & set(self._unfollowed)):
+                if run.at is None or run.at >= self._unfollowed[name]:
+                    self._bail(TS107.code, run.call, f"`{name}` is bound again after the session "
+                               "by code that is not graph code (in a loop, a condition or from "
+                               "a call): not converted")
+            if rebound and run.at is None:
+                self._bail(TS107.code, run.call, f"`{sorted(self._rebound)[0]}` is bound again "
+                           "after the session, and this run is in a function: which binding it "
+                           "reads is known only when it is called: not converted")
             key = " ".join(code_of(run.fetch).split()) + "".join(f" | {v}" for v in values) \
-                + "".join(f" | {v}?" for v in maybe)
+                + "".join(f" | {v}?" for v in maybe) + "".join(f" @{i}" for i in rebound)
             step = steps.get(key)
             if step is None:
                 step = Step(name="", fetch=run.fetch, names=run.names, key=key, fed_values=values,
                             maybe_fed=maybe)
-                fetched = set(run.names) - self._var_names
                 if fetched & set(values + maybe):
                     self._bail(TS107.code, run.call, f"`{sorted(fetched & set(values + maybe))[0]}` "
                                "is fed and fetched by one run: not converted")
-                order = self._graph_order(end)
-                needed = {order[k].index for k in backward_slice(order, fetched, len(order),
-                                                                 set(values))}
                 step.statements = sorted(needed & self._graph)
                 self._note_fetched_together(step, run.call)
                 if values or maybe:  # (feeds_fed_values.py)
                     # (what the run computes when every value it may feed is given)
                     cut = needed if not maybe else {
-                        order[k].index for k in backward_slice(order, fetched, len(order),
+                        order[k].index for k in backward_slice(order, fetched, limit,
                                                                set(values + maybe))}
-                    self._check_fed_training(step, order, fetched, cut, run.call)
+                    self._check_fed_training(step, order, limit, fetched, cut, run.call)
                 used = set()
                 for j in step.statements:
                     used |= self._stmts[j].reads
@@ -101,6 +113,13 @@ class StepFunctions:
             self.record_change(assign, f"`{code_of(assign).strip()}` removed: the step function "
                                "takes these placeholders' values in this order")
         return list(steps.values())
+
+    def _slice_limit(self, run: Run, order: List[Stmt]) -> int:
+        """How many statements of ``order`` a run's slice may read: all, unless a
+        graph name is bound again after the session (then those before the run)."""
+        if not self._rebound or run.at is None:
+            return len(order)
+        return sum(1 for st in order if st.index < run.at)
 
     def _order_positional(self, step: Step, runs: List[Run]) -> None:
         """``run_f(*values)`` for ``feed_dict=dict(zip(keys, values))``: the function
@@ -189,6 +208,8 @@ class StepFunctions:
             if i in self._after or i < start and (i in self._graph or self._placeholder_stmt(i)):
                 continue
             for node, name in loaded_refs(stmt, self.BASE):
+                if name in self._graph_params.get(i, ()):
+                    continue  # a parameter now (feeds_graph_functions.py)
                 if i < start and name in moved and self._bound_before(name, i):
                     continue  # `a = tf.constant(2)` read before `a = tf.placeholder(...)`
                 if name in moved and id(node) not in allowed and name not in stores:
@@ -242,24 +263,42 @@ class StepFunctions:
         gap = False  # a removed statement's blank line goes to the next one kept
         comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
         out.extend(self._builds.get(-1, []))  # layers made before the block runs
+        in_steps = {j for step in steps for j in step.statements}
         for i in range(start):
             gap = gap or i == self._gap_at  # (feeds_sessions.py: a session opened early)
             if i in hoisted:
-                out.append(hoisted[i])
+                stmt = hoisted[i]
+                if gap and out and not stmt.leading_lines:
+                    stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+                gap = False
+                out.append(stmt)
             if i in self._moving_averages:  # its first eager call makes the averages
                 self.record_change(body[i], f"`{code_of(body[i]).strip()}` kept here, where its "
                                    "first call makes the averages, and run again by each sess.run "
                                    "that fetched it (in its step functions)")
                 body[i] = self._rewrites.get(i, body[i])  # (out of its control_dependencies)
             elif i in self._graph or self._placeholder_stmt(i):
-                gap = gap or any(ln.comment is None for ln in body[i].leading_lines)
+                # (a hoisted statement took its blank lines)
+                gap = gap or i not in hoisted and any(ln.comment is None for ln in body[i].leading_lines)
                 if self._placeholder_stmt(i) and i not in self._graph:
-                    comments += [ln for ln in body[i].leading_lines if ln.comment is not None]
+                    said = [ln for ln in body[i].leading_lines if ln.comment is not None]
+                    if said and i + 1 in in_steps and i + 1 not in self._moving_averages and any(
+                            j not in self._graph and not self._placeholder_stmt(j)
+                            for j in range(i + 1, start)):
+                        # (`# Building the encoder` heads graph code, which moved: not the
+                        # unrelated code kept next; above the step functions it would stay)
+                        nxt = self._rewrites.get(i + 1, body[i + 1])
+                        self._rewrites[i + 1] = nxt.with_changes(
+                            leading_lines=[*said, *nxt.leading_lines])
+                    else:
+                        comments += said
                 continue
             stmt = self._setting_variable(i) or body[i]
             if i in self._kept_rewrites:  # it = ds.make_one_shot_iterator() -> iter(ds)
                 small = stmt.body[0]
                 stmt = stmt.with_changes(body=[small.with_changes(value=self._kept_rewrites[i])])
+            if i in self._graph_params:  # it reads graph values: they are passed to it
+                stmt = self._with_passed(i, stmt)
             if i in self._early_functions:  # it runs the session once it is open
                 stmt = _without_globals(stmt.visit(replacer),
                                         self._names_of_graph() | set(self._placeholders))

@@ -14,6 +14,7 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 
 _is_call = instance_test(cst.Call)  # answered once per type (LibCST's classes are ABCs)
@@ -88,18 +89,41 @@ def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst
 
 def _run_once_statements(module: cst.Module) -> Iterator[cst.SimpleStatementLine]:
     """The simple statements that run once, in order: module-level ones, and those
-    in the ``__main__`` guard and in module-level ``with`` blocks (a session's)."""
+    in the ``__main__`` guard, in module-level ``with`` blocks (a session's) and in
+    a function called once, by one of them (``main()``), read where it is called."""
+    called_once = _called_once(module)
     pending = [iter(module.body)]  # (a loop, not a recursive closure: no cycle to collect)
     while pending:
         for stmt in pending[-1]:
             if isinstance(stmt, cst.SimpleStatementLine):
                 yield stmt
+                inner = [called_once.pop(n.func.value) for n in nodes(stmt) if _is_call(n)
+                         and isinstance(n.func, cst.Name) and n.func.value in called_once]
+                if inner:
+                    pending.extend(iter(fn.body.body) for fn in reversed(inner))
+                    break
             elif (isinstance(stmt, cst.If) and is_main_guard(stmt) and stmt.orelse is None) \
                     or isinstance(stmt, cst.With):
                 pending.append(iter(stmt.body.body))
                 break
         else:
             pending.pop()
+
+
+def _called_once(module: cst.Module) -> Dict[str, cst.FunctionDef]:
+    """Module-level functions whose name is used once, as what a call calls."""
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    if not functions:
+        return {}
+    defined = {id(fn.name) for fn in functions.values()} | _local_names(module)
+    uses: Dict[str, int] = {}
+    called: Set[int] = {id(n.func) for n in nodes(module) if _is_call(n)}
+    for n in nodes_of(module, cst.Name):
+        if n.value in functions and id(n) not in defined:
+            uses[n.value] = uses.get(n.value, 0) + (1 if id(n) in called else 2)
+    return {name: fn for name, fn in functions.items() if uses.get(name) == 1
+            and len([f for f in module.body if isinstance(f, cst.FunctionDef)
+                     and f.name.value == name]) == 1}
 
 
 def calls_at_top_only(module: cst.Module) -> Set[str]:
@@ -109,11 +133,26 @@ def calls_at_top_only(module: cst.Module) -> Set[str]:
     for s in _run_once_statements(module):
         top |= {id(n.func) for n in nodes(s) if _is_call(n)}
     defined = {id(fn.name) for fn in nodes_of(module, (cst.FunctionDef, cst.ClassDef))}
+    defined |= _local_names(module)
     uses: Dict[str, bool] = {}
     for n in nodes_of(module, cst.Name):
-        if id(n) not in defined:  # (a def's name is no use)
+        if id(n) not in defined:  # (a def's name is no use, nor a local of that name)
             uses[n.value] = uses.get(n.value, True) and id(n) in top
     return {name for name, only in uses.items() if only}
+
+
+def _local_names(module: cst.Module) -> Set[int]:
+    """The Name nodes of a module-level function's locals (``optimizer = ...`` in
+    ``def optimizer(...)``): no use of a module name."""
+    out: Set[int] = set()
+    for fn in module.body:
+        if not isinstance(fn, cst.FunctionDef):
+            continue
+        if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in nodes(fn.body)):
+            continue
+        local = names_of(fn.body)[1] | {p.name.value for p in nodes_of(fn.params, cst.Param)}
+        out |= {id(n) for n in nodes_of(fn.body, cst.Name) if n.value in local}
+    return out
 
 
 def first_top_level_calls(module: cst.Module) -> Dict[str, int]:

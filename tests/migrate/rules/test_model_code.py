@@ -489,6 +489,46 @@ def test_classes_constructed_once_run_in_the_order_of_their_first_construction()
     assert first["A"] < first["B"] < first["f"]
 
 
+def test_a_main_function_called_once_runs_its_statements_once():
+    from textwrap import dedent
+
+    import libcst as cst
+
+    from tapeshift.migrate.rules.model_code_order import calls_at_top_only, first_top_level_calls
+
+    module = cst.parse_module(dedent("""\
+        def loss(logits):
+            loss = tf.reduce_mean(logits)  # a local of the function's name: no use of it
+            return loss
+        def build(): return tf.get_variable("w", [2])
+        def helper(): return 1
+        def main():
+            w = build()
+            total = loss(w)
+            for _ in range(2):
+                helper()
+        if __name__ == "__main__":
+            main()
+    """))
+    top = calls_at_top_only(module)
+    # main's statements run once, where main() is called; not those of its loop
+    assert {"main", "build", "loss"} <= top and "helper" not in top
+    first = first_top_level_calls(module)
+    assert first["main"] < first["build"] < first["loss"]
+    # a function whose local shadows a module name does not read that name
+    module = cst.parse_module(dedent("""\
+        def loss(x):
+            return x
+        def other():
+            loss = 2
+            return loss
+        print(loss(1))
+        other()
+    """))
+    assert {"loss", "other"} <= calls_at_top_only(module)
+    assert "loss" not in calls_at_top_only(cst.parse_module("def loss(x): return x\nf = loss\n"))
+
+
 def _assignment_counts_by_isinstance(module):
     """assignment_counts as first written: one isinstance chain per node."""
     import libcst as cst
