@@ -161,6 +161,10 @@ def _script_site() -> str:
     return "?"
 
 
+#: tf-slim's variable names -> those of the tf-keras layer that replaces it
+SLIM_TO_KERAS = {"weights": "kernel", "biases": "bias"}
+
+
 class _Weight:
     """The weight whose initial value is being computed (inside ``add_weight``)."""
 
@@ -252,6 +256,7 @@ class RandomAligner(DrawCounts, RunKeys):
 
         stateful.rng_read_and_skip = rng_read_and_skip
         self._install_keras()
+        self._install_slim()
         self._install_session_run()
         if not self.legacy:
             self._make_counter()
@@ -294,6 +299,33 @@ class RandomAligner(DrawCounts, RunKeys):
             original = cls.__dict__.get("__call__")
             if original is not None and not getattr(original, "_tapeshift_align", False):
                 cls.__call__ = self._layer_call(original)
+
+    def _install_slim(self) -> None:
+        """tf-slim's fully_connected (if installed): its weights' draws keyed by name
+        (:meth:`_slim_creator`), wherever tf-slim exports it."""
+        import importlib
+
+        try:
+            modules = [importlib.import_module(m) for m in
+                       ("tf_slim.layers.layers", "tf_slim.layers", "tf_slim")]
+        except ImportError:
+            return
+        from tensorflow.python.ops import variable_scope
+
+        original = modules[0].fully_connected
+        if getattr(original, "_tapeshift_align", False):
+            return
+        aligner = self
+
+        @functools.wraps(original)  # (its arg_scope key comes along)
+        def fully_connected(*args, **kwargs):
+            with variable_scope.variable_creator_scope(aligner._slim_creator):
+                return original(*args, **kwargs)
+
+        fully_connected._tapeshift_align = True
+        for module in modules:
+            if getattr(module, "fully_connected", None) is original:
+                module.fully_connected = fully_connected
 
     def _layer_call(self, original):
         """``Layer.__call__``: draws made inside it are keyed by the layer (:func:`layer_key`)."""
@@ -338,6 +370,19 @@ class RandomAligner(DrawCounts, RunKeys):
 
     def _weight_creator(self, next_creator, **kwargs):
         """Key the draws of the weight's initial value by its full variable name."""
+        scope = _name_scope().rstrip("/")
+        short = kwargs.get("name") or "Variable"
+        return self._keyed_creator(next_creator, f"{scope}/{short}" if scope else short, kwargs)
+
+    def _slim_creator(self, next_creator, **kwargs):
+        """A tf-slim fully_connected's ``X/weights`` and ``X/biases`` (get_variable gives
+        the full name), keyed as ``X/kernel`` and ``X/bias``: the names of the Dense
+        layer ``tapeshift migrate`` makes of it."""
+        head, _, last = (kwargs.get("name") or "Variable").rpartition("/")
+        last = SLIM_TO_KERAS.get(last, last)
+        return self._keyed_creator(next_creator, f"{head}/{last}" if head else last, kwargs)
+
+    def _keyed_creator(self, next_creator, name: str, kwargs: dict):
         init = kwargs.get("initial_value")
         try:
             from tensorflow.python.trackable.base import CheckpointInitialValueCallable
@@ -345,9 +390,7 @@ class RandomAligner(DrawCounts, RunKeys):
             CheckpointInitialValueCallable = ()
         if not callable(init) or isinstance(init, CheckpointInitialValueCallable):
             return next_creator(**kwargs)
-        scope = _name_scope().rstrip("/")
-        short = kwargs.get("name") or "Variable"
-        weight = _Weight(f"{scope}/{short}" if scope else short)
+        weight = _Weight(name)
         stack = self._weight_stack()
 
         def initial_value():

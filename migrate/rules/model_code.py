@@ -85,6 +85,8 @@ from tapeshift.migrate.rules.model_code_classes import (
     ClassContext, FunctionContext, LocalRenamer, inline_call, inlined_body,
     method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
+from tapeshift.migrate.rules.model_code_slim import is_slim_dense, remove_slim_imports
+from tapeshift.migrate.rules.contrib_slim import TS118, is_slim_call
 from tapeshift.migrate.rules import model_code_rnn
 from tapeshift.migrate.rules.model_code_rnn import RNN_APIS, RNN_WORDS, rnn_api
 from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
@@ -157,7 +159,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
     CODES = (TS125, TS126)
     SCREEN_NAMES = frozenset({"variable_scope", "get_variable", "layers", "get_collection",
                               "trainable_variables", "global_variables", "name_scope", "Saver",
-                              *RNN_WORDS})
+                              "fully_connected", *RNN_WORDS})
     #: TF1's RNN cells and functions: converted at module level, else reported (TS125)
     HANDLES = RNN_APIS
 
@@ -166,6 +168,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._new_body: Optional[List[cst.BaseStatement]] = None
         self._changed = False
         self._keras = False
+        self._slim_dense = False  # tf-slim's fully_connected is spelled (model_code_slim.py)
+        self._slim_dense_made = 0  # ... and read as a Dense layer, so many times
         self._first_layer: Optional[cst.Call] = None
         self._first_cell: Optional[cst.Call] = None  # the first RNN cell made
         self._slots: Optional[cst.Call] = None  # the first optimizer step seen
@@ -240,6 +244,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._called_at_top_only = calls_at_top_only(node)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
+        self._slim_dense = "fully_connected" in spelled
         self._uses_saver = any(self._model_api(n) == "train.Saver"
                                for n in nodes_of(node, cst.Call))
         self._global_steps = [n for n in nodes_of(node, cst.Call) if (
@@ -278,6 +283,11 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         if self._rnn_cell_alias is not None:
             AddImportsVisitor.add_needed_import(self.context, TF_KERAS_LEGACY_RNN_CELL,
                                                 asname=self._rnn_cell_alias)
+        if self._slim_dense_made and self._slim_dense_made == sum(
+                is_slim_call(self, n) for n in nodes_of(original_node, cst.Call)):
+            # every tf-slim layer is a Dense layer now: the file no longer needs tf-slim
+            remove_slim_imports(self.context, original_node)
+            self.shared.setdefault("resolved", set()).add(TS118.code)
         return updated_node.with_changes(body=self._new_body)
 
     def _rnn_names_called(self, module: cst.Module) -> None:
@@ -327,7 +337,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 out.append(self._read_class(stmt))
                 continue
             if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
-                    and self._has_model_calls(list(stmt.body.body)):
+                    and self._has_model_calls(list(stmt.body.body), slim=False):
+                # (a function of tf-slim layers only is the feeds rule's: make_template)
                 # a model function: read where it is first called (TF1 makes its
                 # variables then); the def keeps its place
                 self._pending[stmt.name.value] = (out, len(out), stmt)
@@ -428,19 +439,22 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 return self._bindings[expr.value]
         return expr
 
-    def _has_model_calls(self, node) -> bool:
+    def _has_model_calls(self, node, slim: bool = True) -> bool:
+        """``slim``: tf-slim's fully_connected counts (model_code_slim.py)."""
         items = node if isinstance(node, (list, tuple)) else [node]
         for item in items:
             for n in nodes(item):
                 if _is_definition(n):
                     continue
-                if _is_call(n) and self._model_api(n) is not None:
+                if _is_call(n) and self._model_api(n, slim) is not None:
                     return True
         return False
 
-    def _model_api(self, call: cst.Call) -> Optional[str]:
+    def _model_api(self, call: cst.Call, slim: bool = True) -> Optional[str]:
         api = self.tf_api_name(call.func)
         if api is None:
+            if slim and self._function is None and self._slim_dense and is_slim_dense(self, call):
+                return "layers.fully_connected"  # read as tf.layers.dense (model_code_slim.py)
             return None
         if api in ("get_variable", "get_collection", "trainable_variables", "global_variables",
                    "variable_scope", "get_variable_scope", "Variable", "VariableV1",

@@ -17,6 +17,7 @@ import libcst as cst
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
+from tapeshift.migrate.rules.model_code_slim import as_dense, why_not_dense
 from tapeshift.migrate.rules.model_code_syntax import (  # noqa: F401 - also imported from here
     assign, assigned_names, bind, is_false, is_none, is_true, single_target)
 
@@ -118,6 +119,8 @@ class CallRewriter(cst.CSTTransformer):
                 return self._get_variable(original_node, updated_node, top)
             if api in ("Variable", "VariableV1"):
                 return self._variable(original_node, updated_node, top)
+            if api == "layers.fully_connected":
+                return self._slim_dense(original_node, updated_node, top)
             if api.startswith("layers."):
                 return self._layer(api[len("layers."):], original_node, updated_node, top)
             if api in ("get_collection", "trainable_variables", "global_variables"):
@@ -295,17 +298,34 @@ class CallRewriter(cst.CSTTransformer):
         return call.with_changes(args=[*call.args, _kwarg("name", new_name)])
 
     # -- tf.layers ----------------------------------------------------------
-    def _layer(self, fn: str, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
+    def _slim_dense(self, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
+        """tf-slim's fully_connected, read as ``tf.layers.dense`` (model_code_slim.py)."""
         rule = self.rule
+        why = why_not_dense(call)
+        if why is not None:
+            rule._fail(original, why)
+        if rule._uses_saver:
+            rule._fail(original, f"`{code_of(original.func)}`: a Saver finds tf-slim's variables "
+                       "by their names (weights, biases), a Dense layer's are kernel and bias; "
+                       "not converted")
+        rule._slim_dense_made += 1
+        return self._layer("dense", original, as_dense(call, rule._alias), top,
+                           tf1_base="fully_connected")
+
+    def _layer(self, fn: str, original: cst.Call, call: cst.Call, top: bool,
+               tf1_base: Optional[str] = None) -> cst.BaseExpression:
+        """``tf.layers.<fn>`` (``tf1_base``: the TF1 name of an unnamed one, if not ``fn``)."""
+        rule = self.rule
+        spelled = f"tf.layers.{fn}" if tf1_base is None else code_of(original.func)
         spec = LAYERS.get(fn)
         if spec is None:
-            rule._fail(original, f"tf.layers.{fn} is not converted to a layer object")
+            rule._fail(original, f"{spelled} is not converted to a layer object")
         params = ("inputs", *spec.params)
         args = bind(call, params)
         if any(a.star for a in call.args):
-            rule._fail(original, f"`tf.layers.{fn}(*args)` is not converted")
+            rule._fail(original, f"`{spelled}(*args)` is not converted")
         if "inputs" not in args:
-            rule._fail(original, f"tf.layers.{fn} without inputs")
+            rule._fail(original, f"{spelled} without inputs")
         name = None
         if "name" in args and not is_none(args["name"]):
             name = rule._const_str(args["name"])
@@ -316,12 +336,12 @@ class CallRewriter(cst.CSTTransformer):
             mode = rule._reuse(bind(original, params)["reuse"], original)
             reuse = True if mode == REUSE else None
             if mode == AUTO:
-                rule._fail(original, f"tf.layers.{fn}(reuse=tf.AUTO_REUSE) is not converted")
+                rule._fail(original, f"{spelled}(reuse=tf.AUTO_REUSE) is not converted")
         ctor = [(k, v) for k, v in args.items()
                 if k not in ("inputs", *STORE_ARGS, *spec.call)]
         signature = " ".join(f"{k}={code_of(v)}" for k, v in ctor)
         trainable = "trainable" not in args or not is_false(rule.bound(args["trainable"]))
-        entry, created = self.store.layer(name, fn, "", reuse, {"signature": signature},
+        entry, created = self.store.layer(name, tf1_base or fn, "", reuse, {"signature": signature},
                                           trainable)
         if not created:
             if entry.info.get("signature") != signature:
@@ -329,7 +349,7 @@ class CallRewriter(cst.CSTTransformer):
                            "(TF1 would reuse the variables, not the configuration)")
         else:
             target = self.target.rpartition(".")[2] if top and self.target else None
-            base = name.rpartition("/")[2] if name else (target or fn)
+            base = name.rpartition("/")[2] if name else (target or tf1_base or fn)
             if name and name in rule._repeated_layer_names:
                 # one name in several scopes (eval/target): the scope tells them apart
                 base = "_".join(entry.name.split("/")[-2:])
@@ -358,14 +378,15 @@ class CallRewriter(cst.CSTTransformer):
                 entry.info["size"] = code_of(args[spec.params[0]])  # its output's last dimension
             if fn == "batch_normalization":
                 rule._facts.batch_norm.add(entry.handle)
-            rule.record_change(original, f"tf.layers.{fn} -> `{entry.handle} = tf_keras.layers."
-                               f"{spec.cls}(...)`, created once" + (
-                                   f" (variables {entry.name}/...)" if spec.variables else ""))
+            names = f" (variables {entry.name}/...)" if tf1_base is None else (
+                f" (variables {entry.name}/kernel and /bias; tf-slim named them weights and biases)")
+            rule.record_change(original, f"{spelled} -> `{entry.handle} = tf_keras.layers."
+                               f"{spec.cls}(...)`, created once" + (names if spec.variables else ""))
             if rule._first_layer is None:
                 rule._first_layer = original
         extra = [(k, args[k]) for k in spec.call if k in args]
         if not created:
-            rule.record_change(original, f"tf.layers.{fn} reuses `{entry.handle}` ({entry.name})")
+            rule.record_change(original, f"{spelled} reuses `{entry.handle}` ({entry.name})")
         call = _call("layer", [args["inputs"]], extra)
         return call.with_changes(func=cst.parse_expression(entry.handle))
 

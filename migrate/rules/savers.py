@@ -110,7 +110,10 @@ _METHODS = {"save": ("sess", "save_path", "global_step", "latest_filename", "met
 _READS = frozenset({"last_checkpoints"})
 #: modules whose functions make no variables of a program's own (a call on a tensor
 #: computes; tf-slim's and tf-keras' layers are read by the model-code rule)
-_NO_MAKERS = frozenset({"tensorflow", "numpy", "tf_slim", "tf_keras", *sys.stdlib_module_names})
+_NO_MAKERS = frozenset({"tensorflow", "numpy", "tf_slim", "tf_keras", *sys.stdlib_module_names,
+                        # libraries that do not use TensorFlow (plots, data, environments)
+                        "matplotlib", "mpl_toolkits", "seaborn", "pandas", "scipy", "sklearn",
+                        "PIL", "cv2", "skimage", "imageio", "h5py", "tqdm", "gym"})
 
 
 class _Skip(Exception):

@@ -21,8 +21,12 @@ import libcst as cst
 
 from tapeshift.migrate.engine.tf1_api import GRAPH_HOUSEKEEPING, INITIALIZERS, SESSIONS
 from tapeshift.migrate.engine.toolkit.removal import merged_lines
+from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.session_codes import TS115
 from tapeshift.migrate.rules.session_resets import reset_statements
+
+#: what a comment right above a removed initializer says when it speaks of it (it goes too)
+INITIALIZING = ("initiali",)
 
 #: ops that have no value for a sess.run to fetch (TS115)
 NO_VALUE = frozenset({"group", "no_op"})
@@ -118,7 +122,9 @@ class SessionRewriting:
             if reset is not None:
                 return reset
         if original_node in self._remove:
-            return self.remove_statement(original_node)
+            initializes = any(isinstance(n, cst.Call) and self.tf_api_name(n.func) in INITIALIZERS
+                              for n in nodes(original_node))
+            return self.remove_statement(original_node, INITIALIZING if initializes else ())
         if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Expr):
             value = original_node.body[0].value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -131,7 +137,7 @@ class SessionRewriting:
                 if attr == "run" and value.args and isinstance(recv, cst.Name) \
                         and self._is_session_name(recv) and value not in self._runs:
                     self.record_change(original_node, "running the initializer removed")
-                    return self.remove_statement(original_node)
+                    return self.remove_statement(original_node, INITIALIZING)
         return self.with_carried_lines(original_node, updated_node)
 
     def _is_session_name(self, name: cst.Name) -> bool:

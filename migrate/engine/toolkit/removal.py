@@ -34,10 +34,15 @@ class CarriesLeadingLines:
                 for stmt, after in zip(body, [*body[1:], None]):
                     self._next_sibling[id(stmt)] = after
 
-    def remove_statement(self, original: cst.CSTNode) -> cst.RemovalSentinel:
+    def remove_statement(self, original: cst.CSTNode, about: Sequence[str] = ()) -> cst.RemovalSentinel:
         """``RemoveFromParent``, its leading lines (with any carried to it) kept for
-        the next statement of its body."""
-        lines = [*self._carried.pop(id(original), []), *getattr(original, "leading_lines", ())]
+        the next statement of its body; but not the comment right above it (no blank
+        line between) when that comment speaks of ``about`` (``# Initialize the
+        variables`` above the initializer): it went with what it describes."""
+        own = list(getattr(original, "leading_lines", ()))
+        if about:
+            own = without_comment_on(own, about)
+        lines = [*self._carried.pop(id(original), []), *own]
         after = self._next_sibling.get(id(original)) if hasattr(self, "_next_sibling") else None
         if after is not None and lines:
             self._carried[id(after)] = lines
@@ -50,6 +55,17 @@ class CarriesLeadingLines:
         if not carried or not hasattr(updated, "leading_lines"):
             return updated
         return updated.with_changes(leading_lines=merged_lines(carried, updated.leading_lines))
+
+
+def without_comment_on(lines: Sequence[cst.EmptyLine], about: Sequence[str]) -> List[cst.EmptyLine]:
+    """``lines`` without their last comment block (the comments after the last blank
+    line) when it mentions one of ``about`` (lowercase words)."""
+    lines = list(lines)
+    k = len(lines)
+    while k and lines[k - 1].comment is not None:
+        k -= 1
+    said = " ".join(ln.comment.value.lower() for ln in lines[k:] if ln.comment is not None)
+    return lines[:k] if said and any(word in said for word in about) else lines
 
 
 def merged_lines(before: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) -> List[cst.EmptyLine]:

@@ -139,10 +139,12 @@ class TestContribToTfSlim(CodemodTest):
 
 
 def test_slim_file_migrates_in_compat_mode_with_tf_slim():
+    # (a fully_connected outside a model function would become a Dense layer:
+    # test_model_code_slim.py)
     src = dedent("""\
         import tensorflow as tf
         slim = tf.contrib.slim
-        net = slim.fully_connected(tf.zeros([2, 3]), 4)
+        net = slim.conv2d(tf.zeros([1, 4, 4, 1]), 2, [3, 3])
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             print(sess.run(net))

@@ -319,6 +319,27 @@ def test_a_model_function_imported_from_another_module_is_not_read():
     assert "imported from `model`" in r.findings[0].message
 
 
+def test_a_plot_of_tensorflow_values_before_the_saver_makes_no_variable():
+    # matplotlib (like numpy, pandas, scipy) does not use TensorFlow
+    src = dedent("""\
+        import matplotlib.pyplot as plt
+        import tensorflow as tf
+
+        w = tf.Variable([1.0, 2.0])
+        plt.plot(w)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            saver.save(sess, "ck/model")
+    """)
+    r = migrate_source(src, "plot.py")
+    assert r.mode == "tape", codes(r)
+    assert "tf.compat.v1.train.Saver(var_list=[w])" in r.output
+    r = migrate_source(src.replace("import matplotlib.pyplot as plt", "import plotting as plt"),
+                       "plot.py")
+    assert ("TS128", 5) in codes(r)
+
+
 def test_variables_keep_their_tf1_names_when_a_saver_keeps_them_by_name():
     src = dedent("""\
         import tensorflow as tf

@@ -359,3 +359,52 @@ def test_a_removed_session_line_leaves_its_blank_lines_and_comments():
     r = migrate_source(src, "f.py")
     assert r.mode == "tape"
     assert "net = Net()\n\n# open a session\nprint(" in r.output
+
+
+def test_a_comment_on_the_removed_initializer_goes_with_it():
+    src = dedent("""
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+
+        # Initialize the variables (i.e. assign their default value)
+        init = tf.global_variables_initializer()
+
+        # Start training
+        with tf.Session() as sess:
+
+            # Run the initializer
+            sess.run(init)
+            # the weight
+            print(sess.run(w))
+            # tf.initialize_all_variables() is deprecated: said of no initializer here
+            print(sess.run(w * 2))
+    """).lstrip("\n")
+    r = migrate_source(src, "f.py")
+    assert r.mode == "tape"
+    assert "Initialize the variables" not in r.output and "Run the initializer" not in r.output
+    assert r.output.endswith(dedent("""
+        w = tf.Variable(2.0)
+
+        # Start training
+
+        # the weight
+        print(w.numpy())
+        # tf.initialize_all_variables() is deprecated: said of no initializer here
+        print((w * 2).numpy())
+    """))
+
+
+def test_a_comment_on_a_removed_initializer_that_speaks_of_something_else_stays():
+    src = dedent("""
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+        sess = tf.Session()
+        # now the loop
+        sess.run(tf.global_variables_initializer())
+        print(sess.run(w))
+    """).lstrip("\n")
+    r = migrate_source(src, "f.py")
+    assert r.mode == "tape"
+    assert "# now the loop\nprint(w.numpy())" in r.output

@@ -1,0 +1,107 @@
+"""tf-slim's ``fully_connected`` -> the tf-keras ``Dense`` layer the model-code rule creates once.
+
+``tf.contrib.layers.fully_connected(x, 10, activation_fn=None)`` (``slim.fully_connected``)
+makes ``fully_connected/weights`` and ``fully_connected/biases`` and computes
+``activation_fn(x @ weights + biases)``, as ``tf.layers.dense`` does with its kernel and bias.
+The rule reads it as the ``tf.layers.dense`` call of the same arguments
+(:func:`as_dense`) and makes the same layer object (model_code_layers.py):
+
+- ``num_outputs`` -> ``units``; ``activation_fn`` -> ``activation``, whose default is
+  ``tf.nn.relu`` here, not None;
+- ``weights_initializer`` -> ``kernel_initializer`` (both default to Glorot uniform);
+- ``biases_initializer`` -> ``bias_initializer`` (both default to zeros; None means
+  no bias: ``use_bias=False``);
+- ``scope`` -> ``name``; ``reuse`` and ``trainable`` as they are.
+
+The variables are then named ``.../kernel`` and ``.../bias``, not ``weights`` and
+``biases``. So a file whose Saver would look them up by name is not converted. The
+arguments Dense has no place for (a normalizer, regularizers that slim adds to
+a collection, collections) keep the call as it is, and say why (TS125).
+Only ``fully_connected`` is read this way, outside a model function: in a model function
+the feeds rule shares the variables of every tf-slim layer with make_template.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+from libcst.codemod.visitors import RemoveImportsVisitor
+from libcst.metadata import QualifiedNameProvider
+
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.walk import nodes_of
+from tapeshift.migrate.rules.model_code_syntax import bind, is_none
+
+#: tf-slim's fully_connected, in its order
+SLIM_PARAMS = ("inputs", "num_outputs", "activation_fn", "normalizer_fn", "normalizer_params",
+               "weights_initializer", "weights_regularizer", "biases_initializer",
+               "biases_regularizer", "reuse", "variables_collections", "outputs_collections",
+               "trainable", "scope")
+#: its arguments Dense has no place for
+_NO_PLACE = ("normalizer_fn", "normalizer_params", "weights_regularizer", "biases_regularizer",
+             "variables_collections", "outputs_collections")
+#: its arguments -> Dense's (the rest are dropped or translated)
+_RENAMED = {"num_outputs": "units", "activation_fn": "activation",
+            "weights_initializer": "kernel_initializer", "biases_initializer": "bias_initializer",
+            "reuse": "reuse", "trainable": "trainable", "scope": "name"}
+
+
+def is_slim_dense(rule, call: cst.Call) -> bool:
+    """``call`` calls tf-slim's ``fully_connected`` (as the contrib rule spelled it)."""
+    try:
+        qualified = rule.get_metadata(QualifiedNameProvider, call.func, set())
+    except KeyError:
+        return False
+    return any(q.name.startswith("tf_slim.") and q.name.rpartition(".")[2] == "fully_connected"
+               for q in qualified)
+
+
+def why_not_dense(call: cst.Call) -> Optional[str]:
+    """Why ``call`` (a fully_connected) is not read as a Dense layer (None: it is)."""
+    if any(a.star for a in call.args):
+        return f"`{code_of(call.func)}(*args)` is not converted"
+    args = bind(call, SLIM_PARAMS)
+    for name in _NO_PLACE:
+        if name in args and not is_none(args[name]):
+            return (f"`{code_of(call.func)}(..., {name}=...)`: a tf-keras Dense layer has no "
+                    "place for it, not converted")
+    return None
+
+
+def as_dense(call: cst.Call, tf: str) -> cst.Call:
+    """The ``tf.layers.dense`` call that computes what ``call`` (a fully_connected,
+    :func:`why_not_dense` None) does: every argument by keyword, after ``inputs``."""
+    args = bind(call, SLIM_PARAMS)
+    out = [cst.Arg(args["inputs"])]
+
+    def kw(name: str, value: cst.BaseExpression) -> None:
+        out.append(cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(
+            cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+
+    for slim_name, dense_name in _RENAMED.items():
+        if slim_name == "activation_fn" and slim_name not in args:
+            kw("activation", cst.parse_expression(f"{tf}.nn.relu"))  # slim's default
+        elif slim_name == "biases_initializer" and slim_name in args and is_none(args[slim_name]):
+            kw("use_bias", cst.Name("False"))
+        elif slim_name in args:
+            kw(dense_name, args[slim_name])
+    return cst.Call(func=cst.parse_expression(f"{tf}.layers.dense"), args=out)
+
+
+def remove_slim_imports(context, module: cst.Module) -> None:
+    """Have LibCST remove the module's imports of tf-slim that nothing uses any more."""
+    for imp in nodes_of(module, (cst.Import, cst.ImportFrom)):
+        if isinstance(imp, cst.Import):
+            for alias in imp.names:
+                name = code_of(alias.name)
+                if name == "tf_slim" or name.startswith("tf_slim."):
+                    RemoveImportsVisitor.remove_unused_import(
+                        context, name, asname=code_of(alias.asname.name) if alias.asname else None)
+        elif imp.module is not None and not imp.relative and not isinstance(imp.names, cst.ImportStar):
+            where = code_of(imp.module)
+            if where == "tf_slim" or where.startswith("tf_slim."):
+                for alias in imp.names:
+                    RemoveImportsVisitor.remove_unused_import(
+                        context, where, code_of(alias.name),
+                        asname=code_of(alias.asname.name) if alias.asname else None)
