@@ -223,6 +223,12 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         method: it makes no variable and changes no state (it would do so at every
         call), and what it reads exists there (not a parameter of ``__init__``)."""
         stmt = body[k]
+        value = self._assignment(stmt)[0]
+        api = self.tf_api_name(value.func) if isinstance(value, cst.Call) else None
+        if api is not None and api.startswith("train.") and api.endswith("Optimizer"):
+            self._bail(TS107.code, stmt, f"`{name}`, an optimizer in a local of the method that "
+                       "builds the graph, would be made again at each call of a step method "
+                       f"(its slots and step count lost): keep it as an attribute, `self.{name}`")
         if self._makes_variable(stmt) or self._changes_state(stmt):
             self._bail(TS107.code, stmt, f"`{name}`, a local of the method that builds the graph, "
                        "makes a variable or an update that a step method reads: run again there "

@@ -1,4 +1,4 @@
-"""A variable a session-holding class keeps in a local of ``__init__`` -> an attribute.
+"""A variable (or optimizer) a session-holding class keeps in a local of ``__init__`` -> an attribute.
 
 Agents and models written as classes often make their variables as locals of
 the method that builds the graph::
@@ -19,8 +19,12 @@ that runs at each ``encode`` (the class-feeds rule), and that method must reach
 the variable: so it becomes ``self.w_encode``, made where it was, once per
 object, under the name the author gave it. Every read in that method follows.
 
-Only a local bound once, by ``tf.Variable(...)`` (or ``get_variable``) as the
-whole right-hand side, read later in its method and bound by nothing else
+An optimizer made in a local (``optimizer = tf.train.AdamOptimizer(lr)``, then
+``self.train = optimizer.minimize(self.loss)``) moves likewise: made again in each
+step method, it would start its slots and step count anew at every step.
+
+Only a local bound once, by ``tf.Variable(...)`` (or ``get_variable``, or an
+optimizer's constructor) as the whole right-hand side, read later in its method and bound by nothing else
 there (no loop, comprehension, lambda or nested definition reuses the name),
 whose name is free on the object, is moved; only in ``__init__`` or a method
 it calls once (a method run at each of several calls would leave the attribute
@@ -126,7 +130,7 @@ class ClassVariableLocals(TapeshiftCodemod):
                     and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
                     and isinstance(stmt.body[0].targets[0].target, cst.Name)
                     and isinstance(stmt.body[0].value, cst.Call)
-                    and self.tf_api_name(stmt.body[0].value.func) in VARIABLE_MAKERS):
+                    and self._kept(self.tf_api_name(stmt.body[0].value.func))):
                 continue
             local = stmt.body[0].targets[0].target.value
             if bindings.get(local) != 1 or local in other:
@@ -135,6 +139,13 @@ class ClassVariableLocals(TapeshiftCodemod):
                    for later in fn.body.body[k + 1:] for n in nodes(later)):
                 out.append(local)
         return out
+
+    @staticmethod
+    def _kept(api: Optional[str]) -> bool:
+        """A call that makes a variable, or an optimizer (whose slots and step count
+        must outlive one step)."""
+        return api is not None and (api in VARIABLE_MAKERS or api.startswith("train.")
+                                    and api.endswith("Optimizer"))
 
     def _moved(self, fn: cst.FunctionDef, moved: List[str]) -> cst.FunctionDef:
         renamer = LocalRenamer({local: f"self.{local}" for local in moved})
@@ -146,7 +157,9 @@ class ClassVariableLocals(TapeshiftCodemod):
                 assign = new.body[0]
                 new = new.with_changes(body=[assign.with_changes(targets=[
                     assign.targets[0].with_changes(target=cst.parse_expression(f"self.{target}"))])])
-                self.record_change(stmt, f"the variable `{target}` kept on the object as "
+                what = "optimizer" if (self.tf_api_name(stmt.body[0].value.func) or "").endswith(
+                    "Optimizer") else "variable"
+                self.record_change(stmt, f"the {what} `{target}` kept on the object as "
                                    f"`self.{target}`: the methods that run the graph read it")
             body.append(new)
         return fn.with_changes(body=fn.body.with_changes(body=body))
