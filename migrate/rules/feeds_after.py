@@ -57,9 +57,15 @@ class GraphAfterSession:
             if not wrong:
                 break
             excluded |= wrong
-        # names bound again by other code (a loop): where a run may read that binding
-        self._unfollowed: Dict[str, int] = {
-            name: min(j for j in bindings[name] if j > start) for name in excluded}
+        # graph names bound again after the session by other code (a loop, a condition,
+        # `+=`): from where a run may read that binding, which the codemod does not follow
+        graph = self._names_of_graph() | set(self._placeholders) | excluded
+        self._unfollowed: Dict[str, int] = {}
+        for name in graph:
+            other = [j for j in bindings.get(name, ()) if j >= start and j not in moved
+                     and (name in excluded or _rebuilds(body[j], name))]
+            if other:
+                self._unfollowed[name] = min(other)
         for i in sorted(graph_code):
             self._graph_statement(i, body[i])
             self._after.add(i)
@@ -91,8 +97,8 @@ class GraphAfterSession:
                     placeholders[i] = (target, value)
                     graph.add(target)
                 continue
-            if not st.reads & graph:
-                continue
+            if not st.reads & graph or isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
+                continue  # (a feed dict or a list of fetches is no graph code)
             if any(len(bindings[name]) != 1 for name in st.writes):
                 # bound again (`decoder` rebuilt on a fed code): each run reads the
                 # binding before it (``_slice_limit``); graph code binds it each time
@@ -147,3 +153,19 @@ class GraphAfterSession:
                 carried = []
             out.append((i, stmt))
         return out
+
+
+def _rebuilds(stmt: cst.CSTNode, name: str) -> bool:
+    """``stmt`` binds ``name`` to something computed (``out = tf.tanh(out)``,
+    ``out += 10.0``), not to what a session run returns (``loss = sess.run(loss)``)."""
+    for n in nodes(stmt):
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) \
+                and n.target.value == name:
+            return True
+        if isinstance(n, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets):
+            value = n.value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in ("run", "eval")):
+                return True
+    return False

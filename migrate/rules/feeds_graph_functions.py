@@ -78,8 +78,12 @@ class GraphFunctions:
         return callers
 
     def _with_passed(self, i: int, fn: cst.FunctionDef) -> cst.FunctionDef:
-        """``fn`` with the graph values it reads as parameters (after its own)."""
+        """``fn`` with the graph values it reads as parameters after its own (keyword-only
+        after one with a default value)."""
         added = [cst.Param(cst.Name(name)) for name in self._graph_params[i]]
+        if any(p.default is not None for p in fn.params.params):
+            return fn.with_changes(params=fn.params.with_changes(
+                star_arg=cst.ParamStar(), kwonly_params=added))
         return fn.with_changes(params=fn.params.with_changes(
             params=[*fn.params.params, *added]))
 

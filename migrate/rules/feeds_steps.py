@@ -42,9 +42,14 @@ class StepFunctions:
             needed = {order[k].index for k in backward_slice(order, fetched, limit, set(values))}
             # the bindings of a graph name bound again after the session that it reads
             rebound = sorted(i for i in needed & self._after if self._stmts[i].writes & self._rebound)
-            for name in sorted((fetched | {r for j in needed for r in self._stmts[j].reads})
+            # (graph code before the session reads the bindings before it, whatever comes later)
+            for name in sorted((fetched | {r for j in needed & self._after
+                                           for r in self._stmts[j].reads})
                                & set(self._unfollowed)):
-                if run.at is None or run.at >= self._unfollowed[name]:
+                at = self._unfollowed[name]
+                # (`cost = sess.run(cost)`: the run reads the name before its statement binds it)
+                if run.at is None or run.at > at or run.at == at and not isinstance(
+                        body[at], cst.SimpleStatementLine):
                     self._bail(TS107.code, run.call, f"`{name}` is bound again after the session "
                                "by code that is not graph code (in a loop, a condition or from "
                                "a call): not converted")
@@ -62,6 +67,7 @@ class StepFunctions:
                     self._bail(TS107.code, run.call, f"`{sorted(fetched & set(values + maybe))[0]}` "
                                "is fed and fetched by one run: not converted")
                 step.statements = sorted(needed & self._graph)
+                self._check_rebound_before_updates(step, run.call)
                 self._note_fetched_together(step, run.call)
                 if values or maybe:  # (feeds_fed_values.py)
                     # (what the run computes when every value it may feed is given)
@@ -113,6 +119,19 @@ class StepFunctions:
             self.record_change(assign, f"`{code_of(assign).strip()}` removed: the step function "
                                "takes these placeholders' values in this order")
         return list(steps.values())
+
+    def _check_rebound_before_updates(self, step: Step, call: cst.Call) -> None:
+        """A train op or update runs last in its step function: a name it reads must
+        not be bound again by a later statement of the function (`loss` rebuilt after
+        the session, fetched beside a train op built on the first `loss`)."""
+        for j in step.statements:
+            if j not in self._train and j not in self._assigns:
+                continue
+            later = {name for k in step.statements if k > j for name in self._stmts[k].writes}
+            clash = sorted(self._stmts[j].reads & later)
+            if clash:
+                self._bail(TS107.code, call, f"`{clash[0]}` is bound again after the update that "
+                           "reads it, and this run computes both bindings: not converted")
 
     def _slice_limit(self, run: Run, order: List[Stmt]) -> int:
         """How many statements of ``order`` a run's slice may read: all, unless a

@@ -85,8 +85,8 @@ from tapeshift.migrate.rules.model_code_classes import (
     ClassContext, FunctionContext, LocalRenamer, inline_call, inlined_body,
     method_call)
 from tapeshift.migrate.rules.model_code_layers import LAYERS
-from tapeshift.migrate.rules.model_code_slim import is_slim_dense, remove_slim_imports
-from tapeshift.migrate.rules.contrib_slim import TS118, is_slim_call
+from tapeshift.migrate.rules.model_code_slim import is_slim_dense, remove_slim_imports, slim_references
+from tapeshift.migrate.rules.contrib_slim import TS118
 from tapeshift.migrate.rules import model_code_rnn
 from tapeshift.migrate.rules.model_code_rnn import RNN_APIS, RNN_WORDS, rnn_api
 from tapeshift.migrate.rules.rnn_cells_table import TF_KERAS_LEGACY_RNN_CELL
@@ -283,8 +283,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         if self._rnn_cell_alias is not None:
             AddImportsVisitor.add_needed_import(self.context, TF_KERAS_LEGACY_RNN_CELL,
                                                 asname=self._rnn_cell_alias)
-        if self._slim_dense_made and self._slim_dense_made == sum(
-                is_slim_call(self, n) for n in nodes_of(original_node, cst.Call)):
+        if self._slim_dense_made and self._slim_dense_made == slim_references(self, original_node):
             # every tf-slim layer is a Dense layer now: the file no longer needs tf-slim
             remove_slim_imports(self.context, original_node)
             self.shared.setdefault("resolved", set()).add(TS118.code)

@@ -30,7 +30,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import nodes_of
+from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
 from tapeshift.migrate.rules.model_code_syntax import bind, is_none
 
 #: tf-slim's fully_connected, in its order
@@ -55,6 +55,23 @@ def is_slim_dense(rule, call: cst.Call) -> bool:
         return False
     return any(q.name.startswith("tf_slim.") and q.name.rpartition(".")[2] == "fully_connected"
                for q in qualified)
+
+
+def slim_references(rule, module: cst.Module) -> int:
+    """How many names (``slim.fully_connected`` counts once) refer to something of
+    tf-slim's, outside the imports: each fully_connected read as Dense is one."""
+    inner = {id(part) for a in nodes_of(module, cst.Attribute) for part in (a.value, a.attr)}
+    imported = {id(n) for imp in nodes_of(module, (cst.Import, cst.ImportFrom)) for n in nodes(imp)}
+    count = 0
+    for node in nodes_of(module, (cst.Name, cst.Attribute)):
+        if id(node) in inner or id(node) in imported:
+            continue
+        try:
+            qualified = rule.get_metadata(QualifiedNameProvider, node, set())
+        except KeyError:
+            continue
+        count += any(q.name == "tf_slim" or q.name.startswith("tf_slim.") for q in qualified)
+    return count
 
 
 def why_not_dense(call: cst.Call) -> Optional[str]:

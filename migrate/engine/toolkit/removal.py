@@ -59,13 +59,17 @@ class CarriesLeadingLines:
 
 def without_comment_on(lines: Sequence[cst.EmptyLine], about: Sequence[str]) -> List[cst.EmptyLine]:
     """``lines`` without their last comment block (the comments after the last blank
-    line) when it mentions one of ``about`` (lowercase words)."""
+    line) when it only names what went: at most two short lines (eight words), each
+    mentioning one of ``about`` (lowercase words). A longer note says more, and stays."""
     lines = list(lines)
     k = len(lines)
     while k and lines[k - 1].comment is not None:
         k -= 1
-    said = " ".join(ln.comment.value.lower() for ln in lines[k:] if ln.comment is not None)
-    return lines[:k] if said and any(word in said for word in about) else lines
+    said = [ln.comment.value.lstrip("#").lower() for ln in lines[k:] if ln.comment is not None]
+    if said and len(said) <= 2 and all(len(text.split()) <= 8 and any(word in text for word in about)
+                                       for text in said):
+        return lines[:k]
+    return lines
 
 
 def merged_lines(before: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) -> List[cst.EmptyLine]:

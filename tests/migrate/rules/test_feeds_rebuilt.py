@@ -212,3 +212,70 @@ def test_a_loss_function_with_keyword_arguments_is_left_as_it_is():
     assert_left_compat(VAE, ("def vae_loss(x_reconstructed, x_true):",
                              "def vae_loss(x_reconstructed, x_true, **options):"),
                        "TS107", "`z_std` is a graph value used outside the graph code")
+
+
+def test_a_train_op_reading_a_name_rebuilt_after_it_stays_compat():
+    # the update runs last in its step function, where `loss` would be the new one
+    program = LOSS_OF_A_PLACEHOLDER.replace(
+        "    print(sess.run(mse(model(x) * 2), feed_dict={x: xs, y: ys}))\n",
+        "    loss = tf.reduce_mean(tf.abs(tf.matmul(x, W) - y))\n"
+        "    print(sess.run([train, loss], feed_dict={x: xs, y: ys}))\n")
+    r = migrated(program)
+    assert r.mode == "compat", codes(r)
+    assert any(f.code == "TS107" and "`loss` is bound again after the update that reads it"
+               in f.message for f in r.findings), findings(r)
+
+
+REBUILT_UNDER = _src("""
+    import numpy as np
+    import tensorflow as tf
+
+    USE_TANH = True
+    X = np.arange(6, dtype=np.float32).reshape(3, 2) / 6.0
+    W = tf.Variable([[1.0], [-1.0]])
+    x = tf.placeholder(tf.float32, [None, 2])
+    out = tf.matmul(x, W)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_mean(out ** 2))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            sess.run(train, feed_dict={x: X})
+        if USE_TANH:
+            out = tf.tanh(out)
+        print(sess.run(out, feed_dict={x: X}))
+""")
+
+
+@pytest.mark.parametrize("rebuilt", [
+    "    if USE_TANH:\n        out = tf.tanh(out)\n",
+    "    for _ in range(2):\n        out = tf.tanh(out)\n",
+    "    out += 10.0\n",
+], ids=["if", "for", "augmented"])
+def test_a_graph_name_rebuilt_by_other_code_in_the_session_block_stays_compat(rebuilt):
+    # the codemod does not follow which binding the run after it reads
+    r = migrated(REBUILT_UNDER.replace("    if USE_TANH:\n        out = tf.tanh(out)\n", rebuilt))
+    assert r.mode == "compat", codes(r)
+    assert any(f.code == "TS107" and "`out` is bound again after the session by code that is "
+               "not graph code" in f.message for f in r.findings), findings(r)
+
+
+def test_a_loss_function_with_a_default_takes_the_graph_values_by_keyword_only():
+    src = VAE.replace("def vae_loss(x_reconstructed, x_true):",
+                      "def vae_loss(x_reconstructed, x_true, beta=1.0):").replace(
+        "    kl_div_loss = -0.5 * tf.reduce_sum(kl_div_loss, 1)\n",
+        "    kl_div_loss = -0.5 * beta * tf.reduce_sum(kl_div_loss, 1)\n")
+    r = migrated(src)
+    assert r.mode == "tape", codes(r)
+    assert "def vae_loss(x_reconstructed, x_true, beta=1.0, *, z_std, z_mean):\n" in r.output
+    assert "vae_loss(decoder, input_image, z_std=z_std, z_mean=z_mean)" in r.output
+
+
+def test_a_feed_dict_made_after_training_is_no_graph_code():
+    src = VAE.replace(
+        "        print('generated', sess.run(decoder, feed_dict={noise_input: z_mu}))\n",
+        "        grid = {noise_input: z_mu}\n"
+        "        print('generated', sess.run(decoder, feed_dict=grid))\n")
+    r = migrated(src)
+    assert r.mode == "tape", codes(r)
+    assert "    grid = {\"noise_input\": z_mu}\n" in r.output
+    assert "print('generated', run_decoder_1(**grid))" in r.output

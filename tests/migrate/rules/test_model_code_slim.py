@@ -116,3 +116,14 @@ def test_a_model_function_of_slim_layers_is_still_shared_with_make_template():
 def test_the_dense_layers_keep_the_legacy_numbers(program, tmp_path):
     # (the weights are drawn: --align-random keys tf-slim's weights as Dense's kernel)
     assert len(verified_prints(program, tmp_path / "ae.py", seed=0, align_random=True)) == 2
+
+
+def test_a_tf_slim_name_left_keeps_the_file_on_tf_slim():
+    # variance_scaling_initializer stays tf-slim's: the file still needs tf-slim (TS118)
+    src = AUTOENCODER.replace(
+        "fully_connected(hidden, 3)",
+        "fully_connected(hidden, 3, "
+        "weights_initializer=tf.contrib.layers.variance_scaling_initializer())")
+    r = migrated(src)
+    assert r.mode == "compat", codes(r)
+    assert "TS118" in [f.code for f in r.findings]

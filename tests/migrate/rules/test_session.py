@@ -408,3 +408,24 @@ def test_a_comment_on_a_removed_initializer_that_speaks_of_something_else_stays(
     r = migrate_source(src, "f.py")
     assert r.mode == "tape"
     assert "# now the loop\nprint(w.numpy())" in r.output
+
+
+def test_a_longer_note_above_the_removed_initializer_stays():
+    # it says more than what went: a reader of the migrated code still needs it
+    src = dedent("""
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+        # NOTE: learning rate 0.2 diverges on the real data set, use 0.05 there.
+        # Initialize the variables (i.e. assign their default value)
+        init = tf.global_variables_initializer()
+        sess = tf.Session()
+        # Initialisation happens lazily in TF2, but the batch size of 4 matters
+        sess.run(init)
+        print(sess.run(w))
+    """).lstrip("\n")
+    r = migrate_source(src, "f.py")
+    assert r.mode == "tape"
+    assert "# NOTE: learning rate 0.2 diverges" in r.output
+    assert "# Initialize the variables (i.e. assign their default value)" in r.output
+    assert "# Initialisation happens lazily in TF2, but the batch size of 4 matters" in r.output
