@@ -18,7 +18,7 @@ stddev sqrt(1.3 / n), which no TensorFlow initializer draws: it moves to tf_slim
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -468,15 +468,20 @@ def slim_calls_only_in(rule: TapeshiftCodemod, module: cst.Module,
     return not outside
 
 
+def slim_names(rule: TapeshiftCodemod, node: cst.CSTNode) -> List[str]:
+    """The qualified names of tf-slim's that ``node`` (a name or attribute) refers to."""
+    try:
+        qualified = rule.get_metadata(QualifiedNameProvider, node, set())
+    except KeyError:
+        return []
+    return [q.name for q in qualified if q.name == "tf_slim" or q.name.startswith("tf_slim.")]
+
+
 def is_slim_call(rule: TapeshiftCodemod, call: cst.Call) -> bool:
     """``call`` calls a tf-slim function other than ``arg_scope`` and the pure ones
     (:data:`PURE_SLIM`: they make no variables, in eager code as in a graph)."""
-    try:
-        qualified = rule.get_metadata(QualifiedNameProvider, call.func, set())
-    except KeyError:
-        return False
-    return any(q.name.startswith("tf_slim.") and not q.name.endswith("arg_scope")
-               and q.name.rpartition(".")[2] not in PURE_SLIM for q in qualified)
+    return any(name.startswith("tf_slim.") and not name.endswith("arg_scope")
+               and name.rpartition(".")[2] not in PURE_SLIM for name in slim_names(rule, call.func))
 
 
 def spells(context, module: cst.Module, text: str) -> bool:

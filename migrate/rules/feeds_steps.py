@@ -30,6 +30,7 @@ class StepFunctions:
 
     def _steps(self, runs: List[Run], body: List[cst.CSTNode], end: int) -> List[Step]:
         steps: Dict[str, Step] = {}
+        order = self._graph_order(end)  # (the statements a step may be sliced from)
         for run in runs:
             # a graph value fed in place of its computation (a critic trained on the
             # stored actions, `feed_dict={self.a: actions}`) makes another function
@@ -37,7 +38,6 @@ class StepFunctions:
             # fed by some values of a named feed dict only: computed when not given
             maybe = sorted(name for name in run.optional if name not in self._placeholders)
             fetched = set(run.names) - self._var_names
-            order = self._graph_order(end)
             limit = self._slice_limit(run, order)
             needed = {order[k].index for k in backward_slice(order, fetched, limit, set(values))}
             # the bindings of a graph name bound again after the session that it reads

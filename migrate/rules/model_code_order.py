@@ -9,6 +9,7 @@ first such statement that calls each.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
@@ -87,11 +88,13 @@ def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst
     return out
 
 
-def _run_once_statements(module: cst.Module) -> Iterator[cst.SimpleStatementLine]:
+def _run_once_statements(module: cst.Module,
+                         local: Optional[Set[int]] = None) -> Iterator[cst.SimpleStatementLine]:
     """The simple statements that run once, in order: module-level ones, and those
     in the ``__main__`` guard, in module-level ``with`` blocks (a session's) and in
-    a function called once, by one of them (``main()``), read where it is called."""
-    called_once = _called_once(module)
+    a function called once, by one of them (``main()``), read where it is called.
+    ``local``: :func:`_local_names` of the module, if the caller has it."""
+    called_once = _called_once(module, _local_names(module) if local is None else local)
     pending = [iter(module.body)]  # (a loop, not a recursive closure: no cycle to collect)
     while pending:
         for stmt in pending[-1]:
@@ -110,30 +113,31 @@ def _run_once_statements(module: cst.Module) -> Iterator[cst.SimpleStatementLine
             pending.pop()
 
 
-def _called_once(module: cst.Module) -> Dict[str, cst.FunctionDef]:
-    """Module-level functions whose name is used once, as what a call calls."""
-    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-    if not functions:
+def _called_once(module: cst.Module, local: Set[int]) -> Dict[str, cst.FunctionDef]:
+    """Module-level functions, defined once, whose name is used once, as what a call
+    calls (``local``: :func:`_local_names`, no uses)."""
+    defs = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    if not defs:
         return {}
-    defined = {id(fn.name) for fn in functions.values()} | _local_names(module)
+    counts = Counter(fn.name.value for fn in defs)
+    functions = {fn.name.value: fn for fn in defs if counts[fn.name.value] == 1}
+    defined = {id(fn.name) for fn in defs} | local
     uses: Dict[str, int] = {}
     called: Set[int] = {id(n.func) for n in nodes(module) if _is_call(n)}
     for n in nodes_of(module, cst.Name):
         if n.value in functions and id(n) not in defined:
             uses[n.value] = uses.get(n.value, 0) + (1 if id(n) in called else 2)
-    return {name: fn for name, fn in functions.items() if uses.get(name) == 1
-            and len([f for f in module.body if isinstance(f, cst.FunctionDef)
-                     and f.name.value == name]) == 1}
+    return {name: fn for name, fn in functions.items() if uses.get(name) == 1}
 
 
 def calls_at_top_only(module: cst.Module) -> Set[str]:
     """Functions (and classes) whose every use is a call in a statement that runs
     once (:func:`_run_once_statements`): they run where those statements are read."""
+    local = _local_names(module)
     top: Set[int] = set()
-    for s in _run_once_statements(module):
+    for s in _run_once_statements(module, local):
         top |= {id(n.func) for n in nodes(s) if _is_call(n)}
-    defined = {id(fn.name) for fn in nodes_of(module, (cst.FunctionDef, cst.ClassDef))}
-    defined |= _local_names(module)
+    defined = {id(fn.name) for fn in nodes_of(module, (cst.FunctionDef, cst.ClassDef))} | local
     uses: Dict[str, bool] = {}
     for n in nodes_of(module, cst.Name):
         if id(n) not in defined:  # (a def's name is no use, nor a local of that name)

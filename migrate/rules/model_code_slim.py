@@ -27,10 +27,10 @@ from typing import Optional
 
 import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
-from libcst.metadata import QualifiedNameProvider
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
+from tapeshift.migrate.rules.contrib_slim import slim_names
 from tapeshift.migrate.rules.model_code_syntax import bind, is_none
 
 #: tf-slim's fully_connected, in its order
@@ -49,12 +49,7 @@ _RENAMED = {"num_outputs": "units", "activation_fn": "activation",
 
 def is_slim_dense(rule, call: cst.Call) -> bool:
     """``call`` calls tf-slim's ``fully_connected`` (as the contrib rule spelled it)."""
-    try:
-        qualified = rule.get_metadata(QualifiedNameProvider, call.func, set())
-    except KeyError:
-        return False
-    return any(q.name.startswith("tf_slim.") and q.name.rpartition(".")[2] == "fully_connected"
-               for q in qualified)
+    return any(name.rpartition(".")[2] == "fully_connected" for name in slim_names(rule, call.func))
 
 
 def slim_references(rule, module: cst.Module) -> int:
@@ -64,13 +59,8 @@ def slim_references(rule, module: cst.Module) -> int:
     imported = {id(n) for imp in nodes_of(module, (cst.Import, cst.ImportFrom)) for n in nodes(imp)}
     count = 0
     for node in nodes_of(module, (cst.Name, cst.Attribute)):
-        if id(node) in inner or id(node) in imported:
-            continue
-        try:
-            qualified = rule.get_metadata(QualifiedNameProvider, node, set())
-        except KeyError:
-            continue
-        count += any(q.name == "tf_slim" or q.name.startswith("tf_slim.") for q in qualified)
+        if id(node) not in inner and id(node) not in imported and slim_names(rule, node):
+            count += 1
     return count
 
 
@@ -108,17 +98,16 @@ def as_dense(call: cst.Call, tf: str) -> cst.Call:
 
 def remove_slim_imports(context, module: cst.Module) -> None:
     """Have LibCST remove the module's imports of tf-slim that nothing uses any more."""
+    def of_slim(name: str) -> bool:
+        return name == "tf_slim" or name.startswith("tf_slim.")
+
     for imp in nodes_of(module, (cst.Import, cst.ImportFrom)):
-        if isinstance(imp, cst.Import):
-            for alias in imp.names:
-                name = code_of(alias.name)
-                if name == "tf_slim" or name.startswith("tf_slim."):
-                    RemoveImportsVisitor.remove_unused_import(
-                        context, name, asname=code_of(alias.asname.name) if alias.asname else None)
-        elif imp.module is not None and not imp.relative and not isinstance(imp.names, cst.ImportStar):
-            where = code_of(imp.module)
-            if where == "tf_slim" or where.startswith("tf_slim."):
-                for alias in imp.names:
-                    RemoveImportsVisitor.remove_unused_import(
-                        context, where, code_of(alias.name),
-                        asname=code_of(alias.asname.name) if alias.asname else None)
+        if isinstance(imp, cst.ImportFrom):
+            if imp.module is not None and not imp.relative and of_slim(code_of(imp.module)):
+                RemoveImportsVisitor.remove_unused_import_by_node(context, imp)
+            continue
+        for alias in imp.names:  # (only the tf-slim names of `import numpy, tf_slim`)
+            if of_slim(code_of(alias.name)):
+                RemoveImportsVisitor.remove_unused_import(
+                    context, code_of(alias.name),
+                    asname=code_of(alias.asname.name) if alias.asname else None)

@@ -120,10 +120,7 @@ def test_the_dense_layers_keep_the_legacy_numbers(program, tmp_path):
 
 def test_a_tf_slim_name_left_keeps_the_file_on_tf_slim():
     # variance_scaling_initializer stays tf-slim's: the file still needs tf-slim (TS118)
-    src = AUTOENCODER.replace(
-        "fully_connected(hidden, 3)",
-        "fully_connected(hidden, 3, "
-        "weights_initializer=tf.contrib.layers.variance_scaling_initializer())")
-    r = migrated(src)
-    assert r.mode == "compat", codes(r)
-    assert "TS118" in [f.code for f in r.findings]
+    assert_left_compat(AUTOENCODER, ("fully_connected(hidden, 3)",
+                                     "fully_connected(hidden, 3, weights_initializer="
+                                     "tf.contrib.layers.variance_scaling_initializer())"),
+                       "TS118", "uses tf-slim")
