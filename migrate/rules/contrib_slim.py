@@ -139,6 +139,15 @@ def slim_target(api: str) -> Optional[str]:
     return ".".join([module, *parts[2:]])
 
 
+def _attributes_read(module: cst.Module) -> Dict[str, set]:
+    """name -> the attributes read from it in the module (``layers.conv2d``: conv2d)."""
+    out: Dict[str, set] = {}
+    for node in nodes_of(module, cst.Attribute):
+        if isinstance(node.value, cst.Name):
+            out.setdefault(node.value.value, set()).add(node.attr.value)
+    return out
+
+
 def _attribute_chain(expr: cst.BaseExpression):
     """(the attributes that spell ``expr``, outermost first; what they start from):
     ``tf.contrib.summary.scalar`` -> ([its three Attribute nodes], ``tf``)."""
@@ -183,6 +192,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             return False
         self._rnn_imports = contrib_rnn_imports(node)
         self._tf = tf_module_alias(node)
+        self._attrs_of = _attributes_read(node)
         return True
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -193,7 +203,16 @@ class ContribToTfSlim(TapeshiftCodemod):
             return
         api = self.tf_api_name(assign.value)
         if api is not None and api.count(".") == 1 and slim_target(api) is not None:
-            self._as_import[node] = (slim_target(api), assign.targets[0].target.value)
+            bound = assign.targets[0].target.value
+            module = self._module_for(slim_target(api), bound)
+            # (an imported module's uses are renamed one by one; this name's are not)
+            exported = _EXPORTS.get(module)
+            missing = [] if exported is None else sorted(self._attrs_of.get(bound, set()) - exported)
+            if missing:
+                self.report(TS117.code, node, f"`{bound}.{missing[0]}`"
+                            f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''} "
+                            f"is not in {module}: that use fails on TF2")
+            self._as_import[node] = (module, bound)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if original_node not in self._as_import:
@@ -236,10 +255,13 @@ class ContribToTfSlim(TapeshiftCodemod):
                     whitespace_after=cst.SimpleWhitespace(""))))
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        parts, root = _attribute_chain(node.func)
+        parts = _attribute_chain(node.func)[0]
+        if self._tf is None:
+            return
         self._xavier_parts.update(parts)
+        # (the tf module's, not the root's: `L.xavier_initializer()` with L a contrib module)
         self._xavier[node] = node.with_changes(
-            func=cst.parse_expression(f"{code_of(root)}.glorot_uniform_initializer"), args=args)
+            func=cst.parse_expression(f"{self._tf}.glorot_uniform_initializer"), args=args)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         new = self._xavier.get(original_node)
@@ -294,6 +316,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             if dotted.startswith("tensorflow.contrib.") and alias.asname is not None:
                 target = slim_target(dotted[len("tensorflow."):])
                 if target is not None:
+                    target = self._module_for(target, code_of(alias.asname.name))
                     self._slim_used = self._slim_model_code = True
                     self.record_change(original_node, f"import {dotted} -> import {target}")
                     alias = alias.with_changes(name=cst.parse_expression(target))
@@ -349,12 +372,22 @@ class ContribToTfSlim(TapeshiftCodemod):
             self._report_gone(original_node, name)
             return updated_node
         bound = code_of(alias.asname.name) if alias.asname else name
+        target = self._module_for(target, bound)
         self._slim_used = self._slim_model_code = True
         self.record_change(original_node, f"from tensorflow.contrib import {name} -> "
                                           f"import {target} as {bound}")
         return cst.Import(names=[cst.ImportAlias(
             name=cst.parse_expression(target),
             asname=cst.AsName(name=cst.Name(bound)))])
+
+    def _module_for(self, target: str, bound: str) -> str:
+        """The module a name bound to a whole contrib module becomes: ``tf_slim`` for
+        ``tf.contrib.layers`` when tf-slim's top level has every name the file reads from
+        it (``layers.xavier_initializer`` and ``layers.l2_regularizer`` are there, not in
+        ``tf_slim.layers``, which has only the layers)."""
+        if target == "tf_slim.layers" and self._attrs_of.get(bound, set()) <= TF_SLIM:
+            return "tf_slim"
+        return target
 
     def _is_import_value(self, node: cst.Attribute) -> bool:
         return any(stmt.body[0].value is node for stmt in self._as_import)

@@ -50,6 +50,44 @@ class TestContribToTfSlim(CodemodTest):
             "TS118 1:1: uses tf-slim: install it (pip install tf-slim); slim model code "
             "stays in graph mode for now"])
 
+    def test_contrib_layers_bound_to_a_name_becomes_tf_slim(self) -> None:
+        # tf_slim.layers has the layers only: `layers.xavier_initializer` and
+        # `layers.l2_regularizer` are at tf_slim's top level, with the layers too
+        self.assertCodemod(
+            "import tensorflow as tf\nlayers = tf.contrib.layers\n"
+            "w = layers.l2_regularizer(0.1)\ny = layers.fully_connected(x, 2)\n",
+            "import tensorflow as tf\nimport tf_slim as layers\n"
+            "w = layers.l2_regularizer(0.1)\ny = layers.fully_connected(x, 2)\n",
+            expected_warnings=["TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
+                               "slim model code stays in graph mode for now"])
+
+    def test_contrib_layers_module_imported_becomes_tf_slim(self) -> None:
+        self.assertCodemod(
+            "import tensorflow.contrib.layers as L\nfrom tensorflow.contrib import layers\n"
+            "y = L.fully_connected(x, 2)\n",
+            "import tf_slim as L\nimport tf_slim as layers\nimport tf_slim\n\n"
+            "y = tf_slim.layers.fully_connected(x, 2)\n",
+            expected_warnings=["TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
+                               "slim model code stays in graph mode for now"])
+
+    def test_contrib_layers_name_reading_a_layers_only_constant(self) -> None:
+        # DATA_FORMAT_NCHW is in tf_slim.layers only, l2_regularizer in tf_slim only:
+        # the name keeps tf_slim.layers and the use that fails is reported
+        code_in = ("import tensorflow as tf\nlayers = tf.contrib.layers\n"
+                   "f = layers.DATA_FORMAT_NCHW\nw = layers.l2_regularizer(0.1)\n")
+        self.assertCodemod(
+            code_in, code_in.replace("layers = tf.contrib.layers", "import tf_slim.layers as layers"),
+            expected_warnings=[
+                "TS117 2:1: `layers.l2_regularizer` is not in tf_slim.layers: that use fails on TF2",
+                "TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
+                "slim model code stays in graph mode for now"])
+
+    def test_xavier_of_a_contrib_module_alias_is_tensorflows(self) -> None:
+        self.assertCodemod(
+            "import tensorflow as tf\nimport tensorflow.contrib.layers as L\n"
+            "i = L.xavier_initializer()\n",
+            "import tensorflow as tf\nimport tf_slim as L\ni = tf.glorot_uniform_initializer()\n")
+
     def test_a_local_tf_is_not_tensorflow(self) -> None:
         code = "class tf:\n    contrib = None\nslim = tf.contrib.slim\n"
         self.assertCodemod(code, code)
