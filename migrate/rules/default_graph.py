@@ -112,6 +112,17 @@ class DefaultGraphBlocks(TapeshiftCodemod):
             if made_at is None or not all(self._only_sessions_use(stmt, named)
                                           for stmt in body[index:]):
                 return list(body)
+        if len(block.items) == 2:
+            # `with tf.Graph().as_default(), tf.Session() as sess:`: the session's block stays
+            session = block.with_changes(items=[block.items[1].with_changes(
+                comma=cst.MaybeSentinel.DEFAULT)])
+            if named is not None:
+                session = session.visit(_DropGraphArgument(named))
+            self.record_change(block, "`...as_default()` dropped from the `with`: eager TF2 "
+                               "has no graph; the session's block is the program's")
+            out = list(body)
+            out[index] = session
+            return self._without_graph(out, made_at)
         inner = list(block.body.body)
         if named is not None:
             inner = [s.visit(_DropGraphArgument(named)) for s in inner]
@@ -125,8 +136,13 @@ class DefaultGraphBlocks(TapeshiftCodemod):
                            "its statements are the program's")
         out = list(body)
         out[index:index + 1] = inner
+        return self._without_graph(out, made_at)
+
+    @staticmethod
+    def _without_graph(out: List[cst.BaseStatement], made_at: Optional[int]) -> List[cst.BaseStatement]:
+        """``out`` without the statement that made the named graph, whose blank lines
+        and comments go to what follows it."""
         if made_at is not None:
-            # the graph's blank lines and comments go to what follows it
             made = out.pop(made_at)
             if made_at < len(out):
                 follows = out[made_at]
@@ -137,8 +153,12 @@ class DefaultGraphBlocks(TapeshiftCodemod):
     def _graph_of(self, stmt: cst.CSTNode):
         """``True`` for ``with tf.Graph().as_default():`` (no name kept), the name for
         ``with graph.as_default():``, else None."""
-        if not isinstance(stmt, cst.With) or len(stmt.items) != 1 \
+        if not isinstance(stmt, cst.With) or not 1 <= len(stmt.items) <= 2 \
                 or not isinstance(stmt.body, cst.IndentedBlock):
+            return None
+        if len(stmt.items) == 2 and not (  # `with tf.Graph().as_default(), tf.Session() as s:`
+                isinstance(stmt.items[1].item, cst.Call)
+                and self.is_tf(stmt.items[1].item.func, "Session")):
             return None
         item = stmt.items[0]
         call = item.item

@@ -174,6 +174,50 @@ class TestDefaultGraph(CodemodTest):
             """
             self.assertCodemod(before, before)
 
+    def test_graph_and_session_in_one_with_keeps_the_sessions_block(self) -> None:
+        before = """
+            import tensorflow as tf
+            def main():
+                # a fresh graph for the agent
+                with tf.Graph().as_default(), tf.Session() as sess:
+                    w = tf.Variable(1.0)
+                    print(sess.run(w))
+        """
+        after = """
+            import tensorflow as tf
+            def main():
+                # a fresh graph for the agent
+                with tf.Session() as sess:
+                    w = tf.Variable(1.0)
+                    print(sess.run(w))
+        """
+        self.assertCodemod(before, after)
+
+    def test_named_graph_and_its_session_in_one_with(self) -> None:
+        before = """
+            import tensorflow as tf
+            graph = tf.Graph()
+            with graph.as_default(), tf.Session(graph=graph) as sess:
+                v = tf.Variable(2.0)
+        """
+        after = """
+            import tensorflow as tf
+            with tf.Session() as sess:
+                v = tf.Variable(2.0)
+        """
+        self.assertCodemod(before, after)
+
+    def test_graph_with_something_other_than_a_session_stays(self) -> None:
+        before = """
+            import tensorflow as tf
+            with tf.Graph().as_default(), tf.device("/cpu:0"):
+                w = tf.Variable(1.0)
+            def f():
+                with tf.Graph().as_default(), tf.Session() as a, tf.Session() as b:
+                    w = tf.Variable(1.0)
+        """
+        self.assertCodemod(before, before)
+
     def test_graph_bound_by_as_stays(self) -> None:
         before = """
             import tensorflow as tf
