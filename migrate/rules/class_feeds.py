@@ -317,6 +317,7 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
             return stmt.visit(_SessionCode(self, run_calls, named))
 
         index = {id(stmt): i for i, (_, stmt) in enumerate(flat)}
+        in_steps = {j for step in steps for j in step.statements}
         new_methods: Dict[str, cst.FunctionDef] = {}
         for name, fn in ctx.methods.items():
             out: List[cst.BaseStatement] = []
@@ -335,7 +336,20 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
                         continue
                     if i in self._graph or self._placeholder_stmt(i) or (
                             i in self._copied and not self._read_after(i, flat, body, start)):
-                        carried += [ln for ln in stmt.leading_lines if ln.comment is not None]
+                        said = [ln for ln in stmt.leading_lines if ln.comment is not None]
+                        if i in in_steps:
+                            continue  # its comments go with it, into the step methods
+                        heads = i + 1  # (`# training part of graph`: its placeholders,
+                        while heads < start and heads not in self._graph \
+                                and self._placeholder_stmt(heads):  # then graph code)
+                            heads += 1
+                        if said and self._placeholder_stmt(i) and heads in in_steps \
+                                and flat[heads][0] == name:
+                            nxt = self._rewrites.get(heads, body[heads])
+                            self._rewrites[heads] = nxt.with_changes(
+                                leading_lines=[*said, *nxt.leading_lines])
+                            continue
+                        carried += said
                         continue
                     new = self._setting_variable(i) or self._rewrites.get(i, stmt)
                     if self._builds.get(i):

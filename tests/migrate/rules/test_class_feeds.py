@@ -240,7 +240,8 @@ def test_the_plain_agent_converts():
 @pytest.mark.tf
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
-                                  "advantage_actor_critic.py", "ddpg_one_class.py"])
+                                  "advantage_actor_critic.py", "ddpg_one_class.py",
+                                  "pg_agent_graph_block.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -289,6 +290,39 @@ def test_a_session_passed_in_goes_with_its_parameter():
     # the actor's policy gradient: the critic's action gradient as output_gradients
     assert "policy_grads = tape.gradient(a, e_params, output_gradients=-action_gradient)" in out
     assert not migrate_source(out, "actor_critic_shared_session.py").changed
+
+
+def test_a_session_passed_in_from_a_graph_block_of_main():
+    """``with tf.Graph().as_default(), tf.Session() as sess:`` in main(), the session
+    kept by the agent, its layers made by tf.contrib.layers (jiexunsee's agent)."""
+    r = migrated("pg_agent_graph_block.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    code = out.split('"""', 2)[2]  # (after the module's docstring, which names them)
+    for gone in ("tf.Session", "as_default", "sess)", "sess:", "_s.run", "placeholder",
+                 "contrib", "tf_slim"):
+        assert gone not in code, gone
+    assert "    agent = PolicyAgent(hparams)\n\n    for step in range(4):\n" in out
+    # the layer keeps the call's lines
+    assert textwrap.indent(textwrap.dedent("""\
+        # build the graph
+        self.hidden_layer = tf_keras.layers.Dense(
+                units=hparams['hidden_size'],
+                activation=tf.nn.tanh,
+                kernel_initializer=tf.compat.v1.constant_initializer(0.1),
+                name="fully_connected")
+    """), "        ") in out
+    # a graph statement's comment goes with it into the step methods, not also
+    # into __init__; a placeholder's heads the graph code after it
+    assert out.count("# get log probabilities") == 1
+    assert out.count("# op to pick the best action") == 1
+    assert textwrap.indent(textwrap.dedent("""\
+        # training part of graph
+        # log probs of the actions taken
+        indices = tf.range(0, tf.shape(log_prob)[0]) * tf.shape(log_prob)[1] + _acts
+    """), "            ") in out
+    assert "        # update\n        self.optimizer = tf.compat.v1.train.RMSPropOptimizer(" in out
+    assert not migrate_source(out, "pg_agent_graph_block.py").changed
 
 
 @pytest.mark.parametrize("use", [
