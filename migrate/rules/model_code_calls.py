@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.builders import appended, code_of
 from tapeshift.migrate.engine.toolkit.variable_store import AUTO, REUSE, StoreError
 from tapeshift.migrate.rules.model_code_layers import LAYERS, STORE_ARGS
 from tapeshift.migrate.rules.model_code_slim import as_dense, why_not_dense
@@ -565,14 +565,7 @@ def _constructor_args(call: cst.Call, params: Sequence[str], positional: int,
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         out.append(arg)
     if name is not None and not named:
-        new = _kwarg("name", name)
-        if out:
-            # the comma before it as the call writes commas (one argument a line stays so)
-            style = next((a.comma for a in out[:-1] if isinstance(a.comma, cst.Comma)),
-                         cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            new = new.with_changes(comma=out[-1].comma)
-            out[-1] = out[-1].with_changes(comma=style)
-        out.append(new)
+        out = appended(out, _kwarg("name", name))
     if out and not any(isinstance(a.comma, cst.Comma) and "\n" in code_of(a.comma)
                        for a in out):
         out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)

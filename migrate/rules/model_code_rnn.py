@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.builders import code_of, keyword_arg
+from tapeshift.migrate.engine.toolkit.builders import appended, code_of, keyword_arg
 from tapeshift.migrate.engine.toolkit.variable_store import StoreError
 from tapeshift.migrate.engine.toolkit.walk import nodes_of
 from tapeshift.migrate.rules.model_code_calls import assign, bind, is_none
@@ -238,11 +238,7 @@ def _rnn(rewriter: Any, fn: str, original: cst.Call, call: cst.Call) -> cst.Call
                 new_args[k] = arg.with_changes(value=full)
                 break
         else:
-            # after the last argument, separated as the call separates them
-            style = next((a.comma for a in new_args[:-1] if isinstance(a.comma, cst.Comma)),
-                         cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            new_args.append(keyword_arg("scope", full).with_changes(comma=new_args[-1].comma))
-            new_args[-2] = new_args[-2].with_changes(comma=style)
+            new_args = appended(new_args, keyword_arg("scope", full))
     return call.with_changes(func=cst.parse_expression(f"{rule._alias}.compat.v1.nn.{fn}"),
                              args=new_args)
 

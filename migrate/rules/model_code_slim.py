@@ -23,12 +23,12 @@ the feeds rule shares the variables of every tf-slim layer with make_template.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
 
-from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.builders import appended, code_of, keyword_arg
 from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
 from tapeshift.migrate.rules.contrib_slim import slim_names
 from tapeshift.migrate.rules.model_code_syntax import bind, is_none
@@ -78,22 +78,31 @@ def why_not_dense(call: cst.Call) -> Optional[str]:
 
 def as_dense(call: cst.Call, tf: str) -> cst.Call:
     """The ``tf.layers.dense`` call that computes what ``call`` (a fully_connected,
-    :func:`why_not_dense` None) does: every argument by keyword, after ``inputs``."""
-    args = bind(call, SLIM_PARAMS)
-    out = [cst.Arg(args["inputs"])]
+    :func:`why_not_dense` None) does, its arguments in their order and layout: the
+    first three by place if they were (dense's are slim's), the others by keyword."""
+    out: List[cst.Arg] = []
+    activation = False
+    for k, arg in enumerate(call.args):
+        name = arg.keyword.value if arg.keyword is not None else SLIM_PARAMS[k]
+        activation = activation or name == "activation_fn"
+        if name == "inputs" or (arg.keyword is None and name in ("num_outputs", "activation_fn")):
+            out.append(arg)
+        elif name == "biases_initializer" and is_none(arg.value):
+            out.append(_keyword(arg, "use_bias", cst.Name("False")))
+        elif name in _RENAMED:
+            out.append(_keyword(arg, _RENAMED[name], arg.value))
+        # (else an argument Dense has no place for, None here: dropped)
+    out[-1] = out[-1].with_changes(comma=call.args[-1].comma)
+    if not activation:  # slim's default, written out
+        out = appended(out, keyword_arg("activation", cst.parse_expression(f"{tf}.nn.relu")))
+    return call.with_changes(func=cst.parse_expression(f"{tf}.layers.dense"), args=out)
 
-    def kw(name: str, value: cst.BaseExpression) -> None:
-        out.append(cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(
-            cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
 
-    for slim_name, dense_name in _RENAMED.items():
-        if slim_name == "activation_fn" and slim_name not in args:
-            kw("activation", cst.parse_expression(f"{tf}.nn.relu"))  # slim's default
-        elif slim_name == "biases_initializer" and slim_name in args and is_none(args[slim_name]):
-            kw("use_bias", cst.Name("False"))
-        elif slim_name in args:
-            kw(dense_name, args[slim_name])
-    return cst.Call(func=cst.parse_expression(f"{tf}.layers.dense"), args=out)
+def _keyword(arg: cst.Arg, name: str, value: cst.BaseExpression) -> cst.Arg:
+    """``arg`` as ``name=value``, in its place and layout."""
+    equal = arg.equal if arg.keyword is not None else cst.AssignEqual(
+        cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    return arg.with_changes(keyword=cst.Name(name), value=value, equal=equal)
 
 
 def remove_slim_imports(context, module: cst.Module) -> None:

@@ -38,10 +38,11 @@ AUTOENCODER = _src("""
 def test_fully_connected_at_module_level_becomes_a_dense_layer():
     r = migrated(AUTOENCODER)
     assert r.mode == "tape", findings(r)
-    # the TF1 defaults written out: ReLU unless activation_fn says otherwise
-    assert 'hidden_layer = tf_keras.layers.Dense(units=2, activation=None, ' \
+    # the TF1 defaults written out: ReLU unless activation_fn says otherwise (the
+    # first arguments keep their places: Dense's are slim's)
+    assert 'hidden_layer = tf_keras.layers.Dense(2, activation=None, ' \
         'name="fully_connected")\n' in r.output
-    assert 'outputs_layer = tf_keras.layers.Dense(units=3, activation=tf.nn.relu, ' \
+    assert 'outputs_layer = tf_keras.layers.Dense(3, activation=tf.nn.relu, ' \
         'name="fully_connected_1")\n' in r.output
     assert "        hidden = hidden_layer(x)\n        outputs = outputs_layer(hidden)\n" in r.output
     # tf-slim is no longer needed: its import goes, and TS118 with it
@@ -61,11 +62,29 @@ def test_the_arguments_go_to_their_dense_counterparts():
         "                          biases_initializer=None, scope='out')")
     r = migrated(src)
     assert r.mode == "tape", findings(r)
-    # (named after its scope, as a named tf.layers layer is)
-    assert 'out = tf_keras.layers.Dense(units=3, activation=tf.nn.sigmoid, ' \
-        'kernel_initializer=tf.compat.v1.ones_initializer(), use_bias=False, name="out")\n' \
-        in r.output
+    # (named after its scope, as a named tf.layers layer is; its lines kept)
+    assert 'out = tf_keras.layers.Dense(3, activation=tf.nn.sigmoid,\n' \
+        '                          kernel_initializer=tf.compat.v1.ones_initializer(),\n' \
+        '                          use_bias=False, name="out")\n' in r.output
     assert "        outputs = out(hidden)\n" in r.output
+
+
+def test_a_call_over_several_lines_keeps_its_layout_and_comments():
+    src = AUTOENCODER.replace(
+        "fully_connected(hidden, 3)",
+        "fully_connected(\n"
+        "    inputs=hidden,\n"
+        "    num_outputs=3,  # one per input\n"
+        "    weights_initializer=tf.ones_initializer())")
+    r = migrated(src)
+    assert r.mode == "tape", findings(r)
+    # slim's ReLU default and the name go last, a line each like the others (the
+    # comment that ends a line is not copied)
+    assert 'outputs_layer = tf_keras.layers.Dense(\n' \
+        '    units=3,  # one per input\n' \
+        '    kernel_initializer=tf.compat.v1.ones_initializer(),\n' \
+        '    activation=tf.nn.relu,\n' \
+        '    name="fully_connected_1")\n' in r.output
 
 
 @pytest.mark.parametrize("change, why", [
