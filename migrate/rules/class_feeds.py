@@ -295,7 +295,10 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
             small = node.body[0]
             new_call = small.value.with_changes(func=small.value.func.with_changes(
                 value=cst.parse_expression(f"self.{name}")))
-            self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new_call)])
+            # (its comments head the statement made once, not also each step's update)
+            self._rewrites[i] = node.with_changes(
+                body=[small.with_changes(value=new_call)],
+                leading_lines=[ln for ln in node.leading_lines if ln.comment is None])
             self.record_change(body[i], f"{hoisted_what(expr)} `{code_of(expr)}` created once, "
                                f"as `self.{name}`")
         by_key: Dict[str, str] = {}

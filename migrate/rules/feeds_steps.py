@@ -261,7 +261,10 @@ class StepFunctions:
             new_call = small.value
             if isinstance(new_call.func, cst.Attribute):
                 new_call = new_call.with_changes(func=new_call.func.with_changes(value=cst.Name(name)))
-            self._rewrites[i] = node.with_changes(body=[small.with_changes(value=new_call)])
+            # (its comments head the statement made once, not also each step's update)
+            self._rewrites[i] = node.with_changes(
+                body=[small.with_changes(value=new_call)],
+                leading_lines=[ln for ln in node.leading_lines if ln.comment is None])
             self.record_change(body[i], f"{hoisted_what(expr)} `{code_of(expr)}` created once, "
                                f"as `{name}`")
         by_key: Dict[str, str] = {}

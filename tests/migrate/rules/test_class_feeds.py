@@ -483,3 +483,29 @@ def test_a_local_variable_of_a_method_called_twice_stays_a_local():
     r = migrate_source(src, "net.py")
     assert not any(c.rule == "class-variable-locals" for c in r.changes), r.changes
     assert r.mode == "compat"
+
+
+def test_a_hoisted_optimizers_comment_heads_it_once():
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+
+
+        class Net:
+            def __init__(self):
+                self.x = tf.placeholder(tf.float32, [None, 2])
+                self.w = tf.Variable([[1.0], [2.0]])
+                self.loss = tf.reduce_sum(tf.matmul(self.x, self.w))
+                # the optimizer
+                self.train = tf.train.GradientDescentOptimizer(0.1).minimize(self.loss)  # a step
+                self.sess = tf.Session()
+                self.sess.run(tf.global_variables_initializer())
+
+            def learn(self, x):
+                self.sess.run(self.train, {self.x: x})
+    """)
+    r = migrate_source(source, "net.py")
+    assert r.mode == "tape", codes(r)
+    assert "        # the optimizer\n        self.train_optimizer = " in r.output
+    assert r.output.count("# the optimizer") == 1
+    assert "self.train_optimizer.apply_gradients(zip(tape.gradient(loss, [self.w]), [self.w]))" \
+        "  # a step\n" in r.output

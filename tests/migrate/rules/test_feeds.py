@@ -594,6 +594,20 @@ def test_inline_optimizer_is_hoisted_and_created_once():
     """)
 
 
+def test_a_hoisted_optimizers_comment_heads_it_once():
+    # the comment above the line heads the optimizer made once, not also the update
+    # in the step function; the comment ending the line stays with the update
+    src = INLINE_ADAM.replace(
+        "train_op = tf.train.AdamOptimizer(0.1).minimize(loss)\n",
+        "# the optimizer\ntrain_op = tf.train.AdamOptimizer(0.1).minimize(loss)  # one step\n")
+    r = migrate_source(src, "f.py")
+    assert r.mode == "tape"
+    assert "# the optimizer\noptimizer = tf.compat.v1.train.AdamOptimizer(0.1)\n" in r.output
+    assert r.output.count("# the optimizer") == 1
+    assert "    optimizer.apply_gradients(zip(tape.gradient(loss, [W]), [W]))  # one step\n" \
+        in r.output
+
+
 def test_fetch_list_with_train_op_and_dict_fetch():
     assert_tape(FETCH_STRUCTURES, """
         import tensorflow as tf
