@@ -32,6 +32,7 @@ from tapeshift.migrate.engine.toolkit.walk import nodes_of, visit
 from tapeshift.migrate.rules.rnn_cells_table import CONTRIB_RNN_FUNCTIONS, RNN_CELLS
 from tapeshift.migrate.rules.contrib_slim_table import TF_SLIM, TF_SLIM_LAYERS
 from tapeshift.migrate.rules.contrib_summary import converts
+from tapeshift.migrate.rules.model_code_syntax import is_none
 from tapeshift.migrate.rules import rnn_cells
 from tapeshift.migrate.engine.contrib_table import CONTRIB_REPLACEMENTS, CONTRIB_TF_SLIM
 from tapeshift.migrate.engine.findings import CodeInfo, Severity
@@ -115,6 +116,12 @@ PURE_SLIM = frozenset({
 _GLOBAL_STEP = {f"contrib.{m}.{n}": f"train.{n}" for m in ("framework", "slim")
                 for n in ("get_or_create_global_step", "get_global_step", "create_global_step")}
 
+#: tf-slim's one_hot_encoding: tf.one_hot of the same arguments (``_one_hot``)
+_ONE_HOT = {f"contrib.{m}.one_hot_encoding" for m in ("layers", "slim")}
+_ONE_HOT_PARAMS = ("labels", "num_classes", "on_value", "off_value", "outputs_collections", "scope")
+_ONE_HOT_KEYWORDS = {"labels": "indices", "num_classes": "depth", "on_value": "on_value",
+                     "off_value": "off_value", "scope": "name"}
+
 #: contrib initializers that are a TensorFlow initializer when called with ``uniform``
 #: left at True: their parameters after ``uniform``, passed on by keyword
 _XAVIER = {f"contrib.{m}.{n}": ("seed", "dtype") for m in ("layers", "slim")
@@ -176,8 +183,9 @@ class ContribToTfSlim(TapeshiftCodemod):
         self._slim_used = False
         self._slim_model_code = False  # a tf-slim name other than PURE_SLIM's is used
         self._as_import = {}  # `slim = tf.contrib.slim` statement -> (module, bound name)
-        self._xavier: dict = {}  # xavier_initializer call -> its glorot_uniform_initializer
-        self._xavier_parts: set = set()  # the attributes that spell those calls' functions
+        #: xavier_initializer, one_hot_encoding calls -> TensorFlow's call (and what it was)
+        self._calls: dict = {}
+        self._call_parts: set = set()  # the attributes that spell those calls' functions
         self._summary_parts: set = set()  # ... and those of tf.contrib.summary calls converted
         self._rnn_parts: set = set()  # ... and of tf.contrib.rnn names the rnn-cells rule converts
         self._global_step_parts: set = set()  # ... and of the global-step functions' modules
@@ -238,6 +246,9 @@ class ContribToTfSlim(TapeshiftCodemod):
             self._summary_parts.update(_attribute_chain(node.func)[0])
             return
         api = self.tf_api_name(node.func)
+        if api in _ONE_HOT and isinstance(node.func, cst.Attribute):
+            self._one_hot(node, api)
+            return
         if api not in _XAVIER or not isinstance(node.func, cst.Attribute):
             return
         args = []
@@ -258,18 +269,45 @@ class ContribToTfSlim(TapeshiftCodemod):
         parts = _attribute_chain(node.func)[0]
         if self._tf is None:
             return
-        self._xavier_parts.update(parts)
+        self._call_parts.update(parts)
         # (the tf module's, not the root's: `L.xavier_initializer()` with L a contrib module)
-        self._xavier[node] = node.with_changes(
-            func=cst.parse_expression(f"{self._tf}.glorot_uniform_initializer"), args=args)
+        self._calls[node] = (node.with_changes(
+            func=cst.parse_expression(f"{self._tf}.glorot_uniform_initializer"), args=args),
+            "tf.glorot_uniform_initializer()")
+
+    def _one_hot(self, node: cst.Call, api: str) -> None:
+        """``slim.one_hot_encoding(labels, n, on_value, off_value, scope=s)`` ->
+        ``tf.one_hot(labels, n, on_value=..., off_value=..., name=s)``: the op slim runs
+        (its int32 labels cast to int64 first, which changes no index), no variable."""
+        args = []
+        for i, arg in enumerate(node.args):
+            name = arg.keyword.value if arg.keyword else _ONE_HOT_PARAMS[i] \
+                if i < len(_ONE_HOT_PARAMS) and not arg.star else None
+            if name == "outputs_collections" and is_none(arg.value):
+                continue
+            if name not in _ONE_HOT_KEYWORDS:
+                return  # outputs_collections given (or *args): slim's own function stays
+            if arg.keyword is None and i < 4:  # (tf.one_hot's first four are these)
+                args.append(arg)
+            else:
+                args.append(arg.with_changes(
+                    keyword=cst.Name(_ONE_HOT_KEYWORDS[name]),
+                    equal=arg.equal if arg.keyword else cst.AssignEqual(
+                        cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        if self._tf is None or not args:
+            return
+        args[-1] = args[-1].with_changes(comma=node.args[-1].comma)
+        self._call_parts.update(_attribute_chain(node.func)[0])
+        self._calls[node] = (node.with_changes(func=cst.parse_expression(f"{self._tf}.one_hot"),
+                                               args=args), "tf.one_hot(...)")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
-        new = self._xavier.get(original_node)
+        new = self._calls.get(original_node)
         if new is None:
             return updated_node
-        self.record_change(original_node, f"tf.{self.tf_api_name(original_node.func)}() -> "
-                                          "tf.glorot_uniform_initializer()")
-        return new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        self.record_change(original_node, f"tf.{self.tf_api_name(original_node.func)}"
+                                          f"{'()' if new[1].endswith('()') else '(...)'} -> {new[1]}")
+        return new[0].with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     # -- references: tf.contrib.slim.fully_connected ------------------------
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
@@ -281,7 +319,7 @@ class ContribToTfSlim(TapeshiftCodemod):
             # `from tensorflow.contrib import rnn`: `rnn.LSTMCell` spelled as the RNN
             # rules read it, `tf.contrib.rnn.LSTMCell`
             return cst.parse_expression(f"{self._tf}.contrib.rnn.{original_node.attr.value}")
-        if original_node in self._xavier_parts or original_node in self._summary_parts \
+        if original_node in self._call_parts or original_node in self._summary_parts \
                 or original_node in self._rnn_parts or original_node in self._global_step_parts:
             return updated_node  # glorot_uniform_initializer, tf.summary's, tf-keras' rnn_cell
         parts = api.split(".")
