@@ -32,6 +32,7 @@ import builtins
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.toolkit.builders import code_of
@@ -41,16 +42,18 @@ from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import SESSIONS
+from tapeshift.migrate.rules.class_feeds_driven import ClassDriven, driven_session
 from tapeshift.migrate.rules.class_feeds_sessions import ClassSessions, DropArguments
 from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
 from tapeshift.migrate.rules.feeds_datasets import hoisted_what
 from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step, described_feeds
+from tapeshift.migrate.rules.model_code_slim import remove_slim_imports
 from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
 from tapeshift.migrate.rules.session import TS107
 
 
 @register_rule
-class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
+class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
     DESCRIPTION = "Turn a class's fed graph and its self.sess.run calls into methods of the fed values."
     RULE = "class-feeds"
     #: after the module's feeds rule (which leaves classes alone)
@@ -67,8 +70,11 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
             return False
         self._module_node = node
         self._dropped_args: Dict[cst.Call, int] = {}  # constructions -> the session argument
+        self._module_blocks: Dict[cst.CSTNode, cst.CSTNode] = {}  # a driving session block -> new
+        driven = driven_session(node, self.tf_api_name)
         for stmt in node.body:
             if isinstance(stmt, cst.ClassDef):
+                self._driven = driven if driven is not None and driven.cls is stmt else None
                 self._constructions = {}
                 try:
                     new = self._convert(stmt)
@@ -82,9 +88,12 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self._replaced:
             return updated_node
-        body = [self._replaced.get(s, s) for s in updated_node.body]
+        body = [self._replaced.get(s, self._module_blocks.get(s, s)) for s in updated_node.body]
         if self._dropped_args:
             body = [s.visit(DropArguments(self._dropped_args)) for s in body]
+        # the object's tf-slim layers are tf-keras ones now: tf-slim imports nothing
+        # reads any more go (LibCST keeps those still used)
+        remove_slim_imports(self.context, original_node)
         return updated_node.with_changes(body=body)
 
     # ------------------------------------------------------------------
@@ -110,7 +119,14 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         self._passed = None
         flat: List[Tuple[str, cst.BaseStatement]] = []
         self._flatten(ctx, "__init__", flat, set())
-        if session is None:
+        if session is None and self._driven is not None:
+            # module code runs the graph (class_feeds_driven.py): its session block is
+            # read as if opened after __init__
+            block = self._driven_block(self._driven)
+            self._session_ref = block.items[0].asname.name.value
+            start = len(flat)
+            flat = flat + [("", block)]
+        elif session is None:
             passed = self._passed_session(ctx)
             if passed is None:
                 return None
@@ -130,6 +146,8 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
                            f"`{cls.name.value}` the codemod cannot follow")
             start = self._session_moved(flat, starts[0])
         self._initializers = self._initializer_refs(flat, cls)
+        if self._driven is not None:
+            self._initializers |= self._module_initializers()
         others = [fn for name, fn in ctx.methods.items() if name not in ctx.once]
         body: List[cst.CSTNode] = [stmt for _, stmt in flat] + others
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
@@ -146,6 +164,8 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         steps = self._steps(runs, body, start)
         self._check_free_uses(self._module_node, body, start, runs)
         self._check_session_uses(body, start, runs)
+        if self._driven is not None:
+            self._check_driven_uses()
         self._copy_locals(steps, body, start, flat)
         return self._emit(cls, ctx, flat, body, start, runs, steps)
 
@@ -197,6 +217,8 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         module names."""
         module_names = {n for s in self._module_node.body for n in _module_level_names(s)}
         self._copied: Set[int] = set()
+        self._kept_params: Dict[str, str] = {}  # a parameter of __init__ the steps read -> attr
+        self._kept_where: Dict[str, cst.CSTNode] = {}  # ... -> the statement that reads it
         for step in steps:
             needed = set(step.statements)
             frontier = list(step.statements)
@@ -206,6 +228,9 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
                     if name.startswith("self.") or name in module_names or name in self._placeholders:
                         continue
                     defs = [k for k in range(j) if name in self._stmts[k].writes]
+                    if not defs and j < start and name in _params(self._ctx.methods.get(flat[j][0])):
+                        self._keep_param(name, flat[j][0], body[j])
+                        continue
                     if not defs or defs[-1] in needed:
                         continue
                     k = defs[-1]
@@ -217,6 +242,28 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
                         frontier.append(k)
                         self._copied.add(k)
             step.statements = sorted(needed)
+
+    def _keep_param(self, name: str, method: str, stmt: cst.CSTNode) -> None:
+        """A parameter of ``__init__`` that graph code a step method runs reads
+        (``tf.one_hot(self.state_in, s_size)``) is kept on the object, ``self.s_size``,
+        where the step method reads it (``__init__`` already keeping it so: as it is)."""
+        if name in self._kept_params:
+            return
+        if method != "__init__":
+            self._bail(TS107.code, stmt, f"`{name}`, a parameter of `{method}`, is read by graph "
+                       "code a step method runs, which does not have it: not converted")
+        init = self._ctx.methods["__init__"]
+        kept = [s for s in init.body.body if m.matches(s, m.SimpleStatementLine(body=[m.Assign(
+            targets=[m.AssignTarget(target=m.Attribute(value=m.Name("self"), attr=m.Name(name)))],
+            value=m.Name(name))]))]
+        self_name = m.Attribute(value=m.Name("self"), attr=m.Name(name))
+        bound = [n for n in nodes(self._block) if m.matches(n, m.AssignTarget(target=self_name))
+                 or m.matches(n, m.AugAssign(target=self_name))]
+        if name in self._ctx.attrs and not (kept and len(bound) == 1):
+            self._bail(TS107.code, stmt, f"`{name}`, a parameter of `__init__`, is read by graph "
+                       f"code a step method runs, and `self.{name}` is taken: not converted")
+        self._kept_params[name] = f"self.{name}"
+        self._kept_where[name] = stmt
 
     def _check_copyable(self, body, k: int, name: str, module_names: Set[str]) -> None:
         """Statement ``k``, which binds the local ``name``, may be run again in a step
@@ -305,7 +352,8 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         for step in steps:
             names = [n.rpartition(".")[2].lstrip("_") for n in dict.fromkeys(step.names)]
             given = "".join(f"_given_{v.rpartition('.')[2].lstrip('_')}" for v in step.fed_values)
-            step.name = _fresh(("_run_" + "_".join(names))[:60] + given, taken)
+            prefix = "run_" if self._driven is not None else "_run_"  # (called from outside)
+            step.name = _fresh((prefix + "_".join(names))[:60] + given, taken)
             by_key[step.key] = step.name
         for run in runs:
             run.function = by_key[run.function]
@@ -388,6 +436,22 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
                 params=[cst.Param(cst.Name("self")), *d.params.params]),
                 leading_lines=[cst.EmptyLine(indent=False)])
             defs.append(d)
+        read = {self._ref(n) for d in defs for n in nodes(d) if isinstance(n, cst.Attribute)}
+        kept = [name for name in self._kept_params if f"self.{name}" in read
+                and not any(m.matches(st, m.SimpleStatementLine(body=[m.Assign(value=m.Name(name))]))
+                            and self._assignment(st)[1] == f"self.{name}"
+                            for st in ctx.methods["__init__"].body.body)]
+        for name in kept:
+            self.record_change(self._kept_where[name], f"`{name}`, a parameter of `__init__` "
+                               f"that graph code reads, kept on the object as `self.{name}` "
+                               "for the step methods")
+        if kept:  # parameters the step methods read, kept first thing
+            init = new_methods["__init__"]
+            lines = list(init.body.body)
+            at = 1 if lines and m.matches(lines[0], m.SimpleStatementLine(
+                body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])) else 0
+            lines[at:at] = [cst.parse_statement(f"self.{name} = {name}") for name in kept]
+            new_methods["__init__"] = init.with_changes(body=init.body.with_changes(body=lines))
         if self._passed is not None:  # the session parameter goes from __init__
             param = self._passed[1]
             init = new_methods["__init__"]
@@ -407,10 +471,15 @@ class ClassFeedsToMethods(ClassSessions, FeedsToFunctions):
         for p, call in self._placeholders.items():
             if p not in self._settings:
                 self.record_change(call, f"placeholder `{p}` -> a parameter of the step methods")
+        owner = "self"
+        if self._driven is not None:  # the module's session block, its runs replaced
+            owner = self._driven.instance
+            self._module_blocks[self._driven.session] = self._spelled_back(
+                session_code(flat[start][1]))
         for run in runs:
             fed = described_feeds(run, self._param)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
-                               f"`self.{run.function}({fed})`")
+                               f"`{owner}.{run.function}({fed})`")
         return cls.with_changes(body=cls.body.with_changes(body=members))
 
 
@@ -424,6 +493,21 @@ class _Localizer(cst.CSTTransformer):
     def __init__(self, rule: ClassFeedsToMethods) -> None:
         super().__init__()
         self.rule = rule
+        self._labels: Set[int] = set()  # names that are an attribute's or a keyword
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._labels.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._labels.add(id(node.keyword))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
+        # a parameter of __init__ the object keeps (ClassFeedsToMethods._keep_param)
+        kept = self.rule._kept_params.get(original_node.value)
+        if kept is not None and id(original_node) not in self._labels:
+            return cst.parse_expression(kept)
+        return updated_node
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         ref = self.rule._ref(original_node)
@@ -469,6 +553,14 @@ class _SessionCode(RunReplacer):
             return cst.Call(func=cst.parse_expression(f"{rule._alias}.summary.create_file_writer"),
                             args=[updated_node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         return updated_node
+
+
+def _params(fn: Optional[cst.FunctionDef]) -> Set[str]:
+    if fn is None:
+        return set()
+    p = fn.params
+    return {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]} | {
+        q.name.value for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)}
 
 
 def _module_level_names(stmt: cst.CSTNode) -> Set[str]:

@@ -205,5 +205,8 @@ class DropArguments(cst.CSTTransformer):
 
 
 def is_binding(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` is what ``stmt`` binds: ``node = ...``, ``with ... as node:``."""
+    if isinstance(stmt, cst.With):
+        return any(item.asname is not None and item.asname.name is node for item in stmt.items)
     return isinstance(stmt, cst.SimpleStatementLine) and any(
         isinstance(s, cst.Assign) and any(t.target is node for t in s.targets) for s in stmt.body)

@@ -29,8 +29,8 @@ there (no loop, comprehension, lambda or nested definition reuses the name),
 whose name is free on the object, is moved; only in ``__init__`` or a method
 it calls once (a method run at each of several calls would leave the attribute
 holding the last call's variable); and only in a class whose once-run methods
-open a session (or keep one passed in) that its methods run: the classes the
-class-feeds rule converts.
+open a session (or keep one passed in) that its methods run, or whose graph the
+module's session runs: the classes the class-feeds rule converts.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
+from tapeshift.migrate.rules.class_feeds_driven import driven_session
 from tapeshift.migrate.rules.model_code_classes import ClassContext, LocalRenamer, class_context
 
 
@@ -61,6 +62,8 @@ class ClassVariableLocals(TapeshiftCodemod):
         self._replaced: Dict[cst.ClassDef, cst.ClassDef] = {}
         if tf_module_alias(node) is None:
             return False
+        driven = driven_session(node, self.tf_api_name)
+        self._driven = driven.cls if driven is not None else None
         for stmt in node.body:
             if isinstance(stmt, cst.ClassDef):
                 new = self._class(stmt)
@@ -75,7 +78,7 @@ class ClassVariableLocals(TapeshiftCodemod):
 
     def _class(self, cls: cst.ClassDef) -> Optional[cst.ClassDef]:
         ctx = class_context(cls)
-        if ctx is None or not self._runs_a_session(cls, ctx):
+        if ctx is None or not (cls is self._driven or self._runs_a_session(cls, ctx)):
             return None
         taken = set(ctx.attrs) | set(ctx.methods)
         new_methods: Dict[str, cst.FunctionDef] = {}

@@ -46,6 +46,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
 from tapeshift.migrate.engine.tf1_api import PLACEHOLDERS, SEEDING, SESSIONS
+from tapeshift.migrate.rules.class_feeds_driven import driven_session
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
                                              moving_average_applies)
@@ -200,6 +201,8 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         self._ema_calls = set(moving_average_applies(module, self.tf_api_name))
         if not sessions or not (fed or self._ema_calls):
             return  # nothing fed or trained: the session rule's business
+        if self.BASE is None and driven_session(module, self.tf_api_name) is not None:
+            return  # the graph of a class the session runs: the class rule's
         self._seeded = seeded
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
         self._alias = tf_module_alias(module)

@@ -51,6 +51,11 @@ class LayerBuilds:
                     out.add(ref)
         return out
 
+    def _outside_layer_reads(self) -> Set[str]:
+        """Layers whose variables code outside the block reads (the class rule's: module
+        code reading an object's layer)."""
+        return set()
+
     def _layer_calls(self, node: cst.CSTNode) -> Set[str]:
         return {self._ref(n.func) for n in nodes(node) if isinstance(n, cst.Call)
                 and self._ref(n.func) in self._layers}
@@ -228,6 +233,12 @@ class LayerBuilds:
             api = self.tf_api_name(expr.func) or ""
             if api in _SAME_LAST and expr.args:
                 return self._last_dim(expr.args[0].value, names, depth + 1)
+            if api == "one_hot":  # (axis=-1, the default: depth is the last dimension)
+                args = {a.keyword.value if a.keyword else ("indices", "depth")[k]: a.value
+                        for k, a in enumerate(expr.args) if a.keyword or k < 2}
+                if "depth" in args and "axis" not in args:
+                    return _literal(code_of(args["depth"]), names)
+                return None
             if api in ("matmul", "linalg.matmul") and len(expr.args) >= 2:
                 return self._last_dim(expr.args[1].value, names, depth + 1)
             if api == "concat" and _last_axis(expr) and isinstance(expr.args[0].value, cst.List):

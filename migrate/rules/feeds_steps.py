@@ -102,7 +102,8 @@ class StepFunctions:
                                                    for v in step.fed_values + step.maybe_fed})
         # a Saver lists the variables of the layers it saves when it is made: they
         # must exist by then (a Saver made in the session block too)
-        self._need_build: Set[str] = self._saver_reads | self._average_reads
+        self._need_build: Set[str] = self._saver_reads | self._average_reads \
+            | self._outside_layer_reads()
         for stmt in body[end:]:
             for n in _calls_in(stmt):
                 if self.tf_api_name(n.func) == "train.Saver":

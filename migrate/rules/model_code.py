@@ -61,7 +61,7 @@ and :mod:`~tapeshift.migrate.rules.model_code_calls` (the calls rewritten).
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -241,6 +241,10 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                              if isinstance(cls, cst.ClassDef)
                              for fn in cls.body.body if isinstance(fn, cst.FunctionDef)}
         self._replayed: Set[int] = set()
+        #: class -> the entries its once-run methods make; the objects made at module
+        #: level of such a class: (name, class, the store of the graph it is made in)
+        self._class_entries: Dict[str, list] = {}
+        self._instances: List[Tuple[str, str, VariableStore]] = []
         self._called_at_top_only = calls_at_top_only(node)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
@@ -369,6 +373,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 out.append(stmt)
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
+                if self._class is None and self._function is None:
+                    self._note_instance(stmt)
                 called = method_call(stmt, self._class) if self._class is not None else None
                 if called is not None and called not in self._class.bodies:
                     self._class.bodies[called] = self._method(called)

@@ -434,16 +434,24 @@ class CallRewriter(cst.CSTTransformer):
                        f"optimizer step on line {line}, which TF2 keeps in the optimizer "
                        "(list the variables before the optimizer, or the trainable ones)")
         entries = self.store.collection(scope, trainable_only=key == "trainable")
+        owned = rule.instance_entries(original)  # made by `agent = Agent(...)`: agent's
+        if owned:
+            if scope is not None or key.startswith("custom:"):
+                rule._fail(original, f"`{code_of(original)}`: a scope or collection of the "
+                           f"variables `{owned[0][0]}` made is not converted")
+            entries = [e for _, e in owned if key != "trainable" or e.trainable]
         if key.startswith("custom:"):  # collections=[...] of get_variable
             entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
         listed = self._listed(original, entries, "trainable_variables" if key == "trainable"
-                              else "variables")
+                              else "variables", owned[0][0] if owned else None)
         rule.record_change(original, f"`{' '.join(code_of(original).split())}` -> the "
                            f"{len(entries)} variable(s)/layer(s) TF1's collection held here")
         return listed
 
-    def _listed(self, original: cst.Call, entries, attr: str) -> cst.List:
-        """The list of ``entries`` (a layer stands for ``layer.<attr>``)."""
+    def _listed(self, original: cst.Call, entries, attr: str,
+                owner: Optional[str] = None) -> cst.List:
+        """The list of ``entries`` (a layer stands for ``layer.<attr>``); ``owner``: the
+        object whose attributes they are (``self.w`` -> ``agent.w``)."""
         rule = self.rule
         hidden = rule.hidden_makers()
         if hidden:
@@ -453,18 +461,21 @@ class CallRewriter(cst.CSTTransformer):
         entries = [e for e in entries if e.info.get("variables", True)]
         elements: List[cst.BaseElement] = []
         for entry in entries:
-            if not entry.handle and entry.info.get("global_step"):
+            handle = entry.handle
+            if owner is not None and handle.startswith("self."):
+                handle = f"{owner}.{handle[len('self.'):]}"
+            if not handle and entry.info.get("global_step"):
                 # made in a model function: eager code has one global step, this one
                 elements.append(cst.Element(cst.parse_expression(
                     f"{rule._alias}.compat.v1.train.get_global_step()")))
-            elif not entry.handle:
+            elif not handle:
                 rule._fail(original, f"the collection holds {entry.name}, which is bound to no "
                            "name the codemod can use")
             elif entry.kind == "variable":
-                elements.append(cst.Element(cst.parse_expression(entry.handle)))
+                elements.append(cst.Element(cst.parse_expression(handle)))
             else:
                 elements.append(cst.StarredElement(cst.Attribute(
-                    cst.parse_expression(entry.handle), cst.Name(attr))))
+                    cst.parse_expression(handle), cst.Name(attr))))
         return cst.List(elements)
 
     # -- tf.train.Saver, the global step -------------------------------------

@@ -13,10 +13,11 @@ would miss their variables), and the lists of collection names that only
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.variable_store import FunctionFacts
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes
@@ -101,10 +102,14 @@ class FunctionBodies:
             self._fail(node, f"model code in {where}, which may run more than once (only "
                        "`__init__` and the methods only it calls are read)")
         self._class = ctx
+        store, first = self._store, self._store.next_order
         try:
             ctx.bodies["__init__"] = self._method("__init__")
         finally:
             self._class = None
+        if self._store is store:  # what each object makes (its handles: `self.<attr>`)
+            self._class_entries[node.name.value] = [
+                e for e in store.entries.values() if e.order >= first]
         if not self._changed:
             return node
         body = [fn.with_changes(body=fn.body.with_changes(body=ctx.bodies[fn.name.value]))
@@ -117,6 +122,34 @@ class FunctionBodies:
         body = [fn for fn in body if not (isinstance(fn, cst.FunctionDef)
                                           and fn.name.value in ctx.inlined - used)]
         return node.with_changes(body=node.body.with_changes(body=body))
+
+    def _note_instance(self, stmt: cst.SimpleStatementLine) -> None:
+        """``agent = Agent(...)`` at module level, of a class whose ``__init__`` made
+        variables: they are the object's, made in the graph of this point."""
+        small = stmt.body[0] if len(stmt.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                and isinstance(small.targets[0].target, cst.Name) \
+                and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name) \
+                and self._class_entries.get(small.value.func.value):
+            self._instances.append((small.targets[0].target.value, small.value.func.value,
+                                    self._store))
+
+    def instance_entries(self, original: cst.CSTNode) -> List[Tuple[str, object]]:
+        """(object, entry) for the variables of the objects module code made so far in
+        this graph, which a module-level collection holds (with its own, made before).
+        One object's only, and none of the module's own: otherwise reported."""
+        if self._class is not None or self._function is not None:
+            return []
+        live = [(name, cls) for name, cls, store in self._instances if store is self._store]
+        if not live:
+            return []
+        mine = [e for e in self._store.entries.values()
+                if not any(e in self._class_entries[cls] for _, cls in live)]
+        if len(live) > 1 or mine:
+            self._fail(original, f"`{code_of(original)}` holds the variables `{live[0][0]}` "
+                       "made and others: not converted")
+        name, cls = live[0]
+        return [(name, e) for e in self._class_entries[cls]]
 
     def _makes_variables(self, fn: cst.FunctionDef) -> bool:
         return any(self._is_maker_call(n) for n in nodes(fn.body) if _is_call(n))

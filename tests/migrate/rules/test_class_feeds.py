@@ -241,7 +241,7 @@ def test_the_plain_agent_converts():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
                                   "advantage_actor_critic.py", "ddpg_one_class.py",
-                                  "pg_agent_graph_block.py"])
+                                  "pg_agent_graph_block.py", "driven_bandit.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -509,3 +509,69 @@ def test_a_hoisted_optimizers_comment_heads_it_once():
     assert r.output.count("# the optimizer") == 1
     assert "self.train_optimizer.apply_gradients(zip(tape.gradient(loss, [self.w]), [self.w]))" \
         "  # a step\n" in r.output
+
+
+def test_a_class_run_by_module_code_gets_public_step_methods():
+    """The class holds no session; module code makes one agent and runs its graph
+    (awjuliani-style contextual bandits)."""
+    r = migrated("driven_bandit.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    code = out.split('"""', 2)[2]  # (after the module's docstring)
+    for gone in ("tf.Session", "sess:", "sess.run(init", "placeholder", "contrib", "tf_slim",
+                 "init =", "trainable_variables()", "reset_default_graph"):
+        assert gone not in code, gone
+    # the step methods are called from outside: public names
+    assert "    def run_chosen_action(self, state_in):\n" in out
+    assert "    def run_update_weights(self, state_in, reward_holder, action_holder):\n" in out
+    assert "        action = myAgent.run_chosen_action(state_in=[s])\n" in out
+    assert "    _, ww = myAgent.run_update_weights(**feed_dict)\n" in out
+    assert '    feed_dict = {"reward_holder": [reward], "action_holder": [action],\n' in out
+    # __init__'s parameter the one-hot encoding reads is kept on the object
+    assert "        self.s_size = s_size\n" in out
+    assert "        state_in_OH = tf.one_hot(state_in, self.s_size)\n" in out
+    # module code lists the agent's variables: its layer is built where __init__ makes it
+    assert "weights = [*myAgent.output_layer.trainable_variables][0]\n" in out
+    assert "        self.output_layer(tf_keras.Input([s_size]))" in out
+    assert "        self.optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate=lr)\n" \
+        in out
+    assert not migrate_source(out, "driven_bandit.py").changed
+
+
+@pytest.mark.parametrize("change, code, why", [
+    # a graph value read by module code outside the session block
+    (("print(ww)\n", "print(ww)\nprint(myAgent.output)\n"), "TS107",
+     "`myAgent.output`, a graph value of `Agent`, is used outside the session block"),
+    # the collection also holds a variable of the module's own
+    (("weights = tf.trainable_variables()[0]\n",
+      "bias = tf.Variable(0.0)\nweights = tf.trainable_variables()[0]\n"), "TS125",
+     "holds the variables `myAgent` made and others"),
+])
+def test_a_class_run_by_module_code_it_cannot_follow(change, code, why):
+    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8").replace(*change)
+    r = migrate_source(source, "driven.py")
+    assert r.mode == "compat"
+    assert any(f.code == code and why in f.message for f in r.findings), \
+        [(f.code, f.message) for f in r.findings]
+
+
+def test_a_parameter_of_another_build_method_read_by_a_step_keeps_compat_form():
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+
+
+        class Net:
+            def __init__(self):
+                self._build(3)
+                self.sess = tf.Session()
+
+            def _build(self, depth):
+                self.x = tf.placeholder(tf.int32, [None])
+                self.y = tf.one_hot(self.x, depth)
+
+            def encode(self, x):
+                return self.sess.run(self.y, {self.x: x})
+    """)
+    r = migrate_source(source, "net.py")
+    assert r.mode == "compat", r.output
+    assert any("`depth`, a parameter of `_build`" in f.message for f in r.findings), codes(r)

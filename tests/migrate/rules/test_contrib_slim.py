@@ -88,6 +88,32 @@ class TestContribToTfSlim(CodemodTest):
             "i = L.xavier_initializer()\n",
             "import tensorflow as tf\nimport tf_slim as L\ni = tf.glorot_uniform_initializer()\n")
 
+    def test_one_hot_encoding_is_tf_one_hot(self) -> None:
+        # the same op (slim casts int32 labels to int64 first: the same indices)
+        self.assertCodemod(
+            dedent("""\
+                import tensorflow as tf
+                import tensorflow.contrib.slim as slim
+                a = slim.one_hot_encoding(x, 3)
+                b = tf.contrib.layers.one_hot_encoding(labels=x, num_classes=4, on_value=2.0,
+                                                       scope="oh")
+                c = slim.one_hot_encoding(x, 3, 1.0, 0.0, None, "c")
+                d = slim.one_hot_encoding(x, 3, outputs_collections="kept")
+            """),
+            dedent("""\
+                import tensorflow as tf
+                import tf_slim as slim
+                import tf_slim
+
+                a = tf.one_hot(x, 3)
+                b = tf.one_hot(indices=x, depth=4, on_value=2.0,
+                                                       name="oh")
+                c = tf.one_hot(x, 3, 1.0, 0.0, name="c")
+                d = tf_slim.one_hot_encoding(x, 3, outputs_collections="kept")
+            """),
+            expected_warnings=["TS118 1:1: uses tf-slim: install it (pip install tf-slim); "
+                               "slim model code stays in graph mode for now"])
+
     def test_a_local_tf_is_not_tensorflow(self) -> None:
         code = "class tf:\n    contrib = None\nslim = tf.contrib.slim\n"
         self.assertCodemod(code, code)

@@ -1,0 +1,172 @@
+"""Part of the class-feeds rule: a class whose graph module code runs in its session.
+
+Public TF1 agents are often driven from outside: the class builds placeholders,
+the graph and the train op in ``__init__`` and holds no session; module code makes
+one object and runs it::
+
+    my_agent = Agent(lr=0.001, s_size=3, a_size=4)
+    init = tf.global_variables_initializer()
+    with tf.Session() as sess:
+        sess.run(init)
+        ...
+        action = sess.run(my_agent.chosen_action, feed_dict={my_agent.state_in: [s]})
+
+The class gets the step methods it would get if it ran ``self.sess`` itself, public
+ones since module code calls them (``my_agent.run_chosen_action(state_in=[s])``).
+The session block is read as if a method of the class opened it after
+``__init__``: in a copy of it, ``my_agent`` is spelled ``self``, so the class rule's
+analysis reads its runs as it reads a method's; the runs it rewrites are spelled
+back. The initializer's runs go; the session rule then dissolves the ``with``.
+
+Only the plain shape is read (:func:`driven_session`): one object of one class that
+makes placeholders, made by a module-level statement before the one module-level
+``with tf.Session() as sess:``, and no other session or placeholder in the file.
+The module feeds rule leaves such a file to this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Set
+
+import libcst as cst
+
+from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSIONS
+from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.walk import children, nodes, nodes_of
+from tapeshift.migrate.rules.session import TS107
+
+
+@dataclass
+class Driven:
+    cls: cst.ClassDef
+    instance: str                        # the object's name: my_agent
+    construction: cst.SimpleStatementLine  # my_agent = Agent(...)
+    session: cst.With                    # with tf.Session() as sess: (module level)
+
+
+def driven_session(module: cst.Module, tf_api_name: Callable) -> Optional[Driven]:
+    """The module's class whose graph its session block runs, as described above."""
+    calls = nodes_of(module, cst.Call)
+    if sum(1 for c in calls if tf_api_name(c.func) in SESSIONS) != 1:
+        return None
+    at = next((i for i, stmt in enumerate(module.body) if _session_with(stmt, tf_api_name)), None)
+    if at is None:
+        return None
+    placeholders = {id(c) for c in calls if tf_api_name(c.func) in PLACEHOLDERS}
+    builders = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.ClassDef)
+                and any(id(c) in placeholders for c in nodes_of(stmt, cst.Call))}
+    in_classes = {id(c) for cls in builders.values() for c in nodes_of(cls, cst.Call)}
+    if len(builders) != 1 or placeholders - in_classes:
+        return None
+    (name, cls), = builders.items()
+    made = [stmt for stmt in module.body[:at] if _construction(stmt, name) is not None]
+    uses = [n for n in nodes_of(module, cst.Name) if n.value == name and n is not cls.name]
+    if len(made) != 1 or len(uses) != 1:
+        return None  # one object, and the class used for nothing else
+    instance = _construction(made[0], name)
+    bound = [n for n in nodes_of(module, cst.AssignTarget) if isinstance(n.target, cst.Name)
+             and n.target.value == instance]
+    if len(bound) != 1 or any(n.value == "self" for n in nodes_of(module.body[at], cst.Name)):
+        return None
+    return Driven(cls, instance, made[0], module.body[at])
+
+
+def _session_with(stmt: cst.CSTNode, tf_api_name: Callable) -> bool:
+    return isinstance(stmt, cst.With) and len(stmt.items) == 1 \
+        and isinstance(stmt.items[0].item, cst.Call) \
+        and tf_api_name(stmt.items[0].item.func) in SESSIONS \
+        and stmt.items[0].asname is not None and isinstance(stmt.items[0].asname.name, cst.Name)
+
+
+def _construction(stmt: cst.CSTNode, cls: str) -> Optional[str]:
+    """``name`` of the statement ``name = cls(...)``."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1:
+        assign = stmt.body[0]
+        if isinstance(assign.targets[0].target, cst.Name) and isinstance(assign.value, cst.Call) \
+                and isinstance(assign.value.func, cst.Name) and assign.value.func.value == cls:
+            return assign.targets[0].target.value
+    return None
+
+
+class _Rename(cst.CSTTransformer):
+    """Every name ``old`` -> ``new``."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.new) if updated_node.value == self.old \
+            else updated_node
+
+
+def _preorder(node: cst.CSTNode) -> List[cst.CSTNode]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(reversed(children(n)))
+    return out
+
+
+class ClassDriven:
+    """Part of ``ClassFeedsToMethods``: the session block of module code read as the
+    class's own (its state: ``_driven``, ``_originals``)."""
+
+    def _driven_block(self, driven: Driven) -> cst.With:
+        """The session block with the object spelled ``self``; its nodes remember the
+        original ones, for the positions the report gives."""
+        copy = driven.session.visit(_Rename(driven.instance, "self"))
+        self._originals: Dict[int, cst.CSTNode] = {
+            id(new): old for new, old in zip(_preorder(copy), _preorder(driven.session))}
+        return copy
+
+    def position(self, node: cst.CSTNode):
+        originals = getattr(self, "_originals", None)
+        return super().position(originals.get(id(node), node) if originals else node)
+
+    def _spelled_back(self, block: cst.CSTNode) -> cst.CSTNode:
+        return block.visit(_Rename("self", self._driven.instance))
+
+    def _outside_layer_reads(self) -> Set[str]:
+        """The object's layers whose variables module code reads (``weights =
+        my_agent.fc.trainable_variables[0]``): they are built where ``__init__`` makes
+        them, as TF1 made their variables with the graph."""
+        driven = getattr(self, "_driven", None)
+        if driven is None:
+            return set()
+        out: Set[str] = set()
+        for stmt in self._module_node.body:
+            if stmt is not driven.session and stmt is not driven.cls:
+                out |= self._layer_reads(stmt.visit(_Rename(driven.instance, "self")))
+        return out
+
+    def _module_initializers(self) -> Set[str]:
+        """Module names bound once, to an initializer, and read only as what the
+        session runs: ``init = tf.global_variables_initializer()``."""
+        out: Set[str] = set()
+        for stmt in self._module_node.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 \
+                    and isinstance(stmt.body[0].targets[0].target, cst.Name) \
+                    and isinstance(stmt.body[0].value, cst.Call) \
+                    and self.tf_api_name(stmt.body[0].value.func) in INITIALIZERS:
+                out.add(stmt.body[0].targets[0].target.value)
+        return out
+
+    def _check_driven_uses(self) -> None:
+        """Outside its session block, module code may read the object's plain
+        attributes, not the graph values the step methods now compute."""
+        driven = self._driven
+        moved = self._names_of_graph() | set(self._placeholders) - set(self._settings)
+        for stmt in self._module_node.body:
+            if stmt is driven.session or stmt is driven.cls:
+                continue
+            for n in nodes(stmt):
+                if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) \
+                        and n.value.value == driven.instance and f"self.{n.attr.value}" in moved:
+                    self._bail(TS107.code, n, f"`{code_of(n)}`, a graph value of "
+                               f"`{driven.cls.name.value}`, is used outside the session block "
+                               "that runs it: not converted")
