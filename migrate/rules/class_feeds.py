@@ -428,7 +428,8 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
                 out.append(new)
             if not out:
                 out = [cst.SimpleStatementLine([cst.Pass()])]
-            new_methods[name] = fn.with_changes(body=fn.body.with_changes(body=out))
+            new_methods[name] = self._without_passed_sessions(
+                fn.with_changes(body=fn.body.with_changes(body=out)))
         defs = []
         for step in steps:
             d = self._function(step, body)
@@ -437,7 +438,8 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
                 leading_lines=[cst.EmptyLine(indent=False)])
             defs.append(d)
         read = {self._ref(n) for d in defs for n in nodes(d) if isinstance(n, cst.Attribute)}
-        kept = [name for name in self._kept_params if f"self.{name}" in read
+        kept = [name for name in _params(ctx.methods["__init__"]) if name in self._kept_params
+                and f"self.{name}" in read
                 and not any(m.matches(st, m.SimpleStatementLine(body=[m.Assign(value=m.Name(name))]))
                             and self._assignment(st)[1] == f"self.{name}"
                             for st in ctx.methods["__init__"].body.body)]
@@ -475,7 +477,10 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
         if self._driven is not None:  # the module's session block, its runs replaced
             owner = self._driven.instance
             self._module_blocks[self._driven.session] = self._spelled_back(
-                session_code(flat[start][1]))
+                self._without_passed_sessions(session_code(flat[start][1])))
+            for method, (param, _) in getattr(self, "_helpers", {}).items():
+                self.record_change(ctx.methods[method], f"`{method}` no longer takes the "
+                                   f"session `{param}`: its runs call the step methods")
         for run in runs:
             fed = described_feeds(run, self._param)
             self.record_change(run.call, f"`{' '.join(code_of(run.call.func).split())}(...)` -> "
@@ -555,12 +560,14 @@ class _SessionCode(RunReplacer):
         return updated_node
 
 
-def _params(fn: Optional[cst.FunctionDef]) -> Set[str]:
+def _params(fn: Optional[cst.FunctionDef]) -> Dict[str, None]:
+    """The names of ``fn``'s parameters, in their order."""
     if fn is None:
-        return set()
+        return {}
     p = fn.params
-    return {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]} | {
-        q.name.value for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)}
+    star = [q for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)]
+    return dict.fromkeys(q.name.value for q in [*p.posonly_params, *p.params, *star,
+                                                 *p.kwonly_params])
 
 
 def _module_level_names(stmt: cst.CSTNode) -> Set[str]:

@@ -30,10 +30,12 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Set
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSIONS
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import children, nodes, nodes_of
+from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
 from tapeshift.migrate.rules.session import TS107
 
 
@@ -102,6 +104,25 @@ class _Rename(cst.CSTTransformer):
             else updated_node
 
 
+def _only_runs_or_passes(body: cst.CSTNode, name: str, helpers: Dict[str, tuple]) -> bool:
+    """``name`` is read in ``body`` only as ``name.run(...)`` or passed as the session
+    of a method in ``helpers`` (``self.predict(sess, x)``), and bound nowhere."""
+    if _only_runs(body, name):
+        return True
+    allowed = {id(call.func.value) for call in nodes_of(body, cst.Call)
+               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"
+               and m.matches(call.func.value, m.Name(name))}
+    for call in nodes_of(body, cst.Call):
+        if m.matches(call.func, m.Attribute(value=m.Name("self"))) \
+                and call.func.attr.value in helpers:
+            param, at = helpers[call.func.attr.value]
+            allowed |= {id(a.value) for k, a in enumerate(call.args)
+                        if (a.keyword is None and k == at or a.keyword is not None
+                            and a.keyword.value == param) and m.matches(a.value, m.Name(name))}
+    uses = [n for n in nodes(body) if isinstance(n, cst.Name) and n.value == name]
+    return bool(uses) and all(id(n) in allowed for n in uses)
+
+
 def _preorder(node: cst.CSTNode) -> List[cst.CSTNode]:
     out, stack = [], [node]
     while stack:
@@ -119,13 +140,22 @@ class ClassDriven:
         """The session block with the object spelled ``self``; its nodes remember the
         original ones, for the positions the report gives."""
         copy = driven.session.visit(_Rename(driven.instance, "self"))
+        self._driven_copy = copy
         self._originals: Dict[int, cst.CSTNode] = {
             id(new): old for new, old in zip(_preorder(copy), _preorder(driven.session))}
         return copy
 
     def position(self, node: cst.CSTNode):
+        return super().position(self._original(node))
+
+    def tf_api_names(self, node: cst.CSTNode):
+        return super().tf_api_names(self._original(node))
+
+    def _original(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The node of the module a node of the session block's copy stands for (the
+        metadata, names and positions, are the module's)."""
         originals = getattr(self, "_originals", None)
-        return super().position(originals.get(id(node), node) if originals else node)
+        return originals.get(id(node), node) if originals else node
 
     def _spelled_back(self, block: cst.CSTNode) -> cst.CSTNode:
         return block.visit(_Rename("self", self._driven.instance))
@@ -142,6 +172,60 @@ class ClassDriven:
             if stmt is not driven.session and stmt is not driven.cls:
                 out |= self._layer_reads(stmt.visit(_Rename(driven.instance, "self")))
         return out
+
+    def _session_helpers(self, module, body, session):
+        """Methods the session is passed to (``agent.predict(sess, x)``, ``def
+        predict(self, sess, x)``) that only run it: method -> (parameter, position
+        among the call's arguments). The parameter and the arguments go."""
+        if getattr(self, "_driven", None) is None or session is None:
+            return super()._session_helpers(module, body, session)
+        scope = self._driven_scope()
+        outside = [n for stmt in self._module_node.body if stmt is not self._driven.session
+                   and stmt is not self._block for n in nodes(stmt)
+                   if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name)
+                   and n.value.value == self._driven.instance]
+        found: dict = {}
+        grown = True
+        while grown:  # (a method passing it on to one that runs it: `random_or_predict`)
+            grown = False
+            for name, fn in self._ctx.methods.items():
+                if name in found or name in self._ctx.once \
+                        or any(n.attr.value == name for n in outside):
+                    continue
+                for at, param in enumerate(fn.params.params[1:]):
+                    if param.default is None \
+                            and _only_runs_or_passes(fn.body, param.name.value, found) \
+                            and _called_with(scope, name, param.name.value, at, session,
+                                             method=True):
+                        found[name] = (param.name.value, at)
+                        grown = True
+                        break
+        return found
+
+    def _driven_scope(self) -> cst.IndentedBlock:
+        """The class and its session block, one tree to walk (not a Module: the walks
+        remember a module's nodes by its id, which a passing one would reuse)."""
+        return cst.IndentedBlock(body=[self._block, self._driven_copy])
+
+    def _session_passings(self) -> Set[int]:
+        """The session's names a method helper's calls pass (they go with the parameter)."""
+        out: Set[int] = set()
+        helpers = getattr(self, "_helpers", {})
+        if getattr(self, "_driven", None) is None or not helpers:
+            return out
+        for call in nodes_of(self._driven_scope(), cst.Call):
+            if m.matches(call.func, m.Attribute(value=m.Name("self"))) \
+                    and call.func.attr.value in helpers:
+                param, at = helpers[call.func.attr.value]
+                out |= {id(a.value) for k, a in enumerate(call.args)
+                        if a.keyword is None and k == at
+                        or a.keyword is not None and a.keyword.value == param}
+        return out
+
+    def _without_passed_sessions(self, node: cst.CSTNode) -> cst.CSTNode:
+        """``node`` without the method helpers' session parameters and arguments."""
+        helpers = getattr(self, "_helpers", {})
+        return node.visit(_DropSession(helpers, "self")) if helpers else node
 
     def _module_initializers(self) -> Set[str]:
         """Module names bound once, to an initializer, and read only as what the

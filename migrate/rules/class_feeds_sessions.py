@@ -135,10 +135,11 @@ class ClassSessions:
                         and len(n.args) == 2 and isinstance(n.args[1].value, cst.Attribute) \
                         and n.args[1].value.attr.value == "graph":
                     allowed.add(id(n.args[1].value.value))
+        allowed |= self._session_passings()
         for stmt in body:
             for n in nodes(stmt):
                 if self._ref(n) == self._session_ref and id(n) not in allowed \
-                        and not is_binding(stmt, n):
+                        and not is_binding(stmt, n) and not self._passed_as(stmt, n):
                     self._bail(TS106.code, n, f"`{self._session_ref}` used other than by "
                                "sess.run: the codemod cannot follow it")
         # an object's session read outside the class (``model.sess.run(model.W)``) would
@@ -151,6 +152,18 @@ class ClassSessions:
                     and not (isinstance(n.value, cst.Name) and n.value.value == "self"):
                 self._bail(TS106.code, n, f"`{code_of(n)}`: the session of an object of "
                            f"`{self._block.name.value}` used outside the class: not converted")
+
+    def _session_passings(self) -> Set[int]:
+        """Reads of the session that pass it to a method that only runs it (the
+        class_feeds_driven part's)."""
+        return set()
+
+    def _passed_as(self, stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
+        """``node`` is the parameter of a method the session is passed to."""
+        helpers = getattr(self, "_helpers", {})
+        return isinstance(stmt, cst.FunctionDef) and stmt.name.value in helpers \
+            and any(p.name is node for p in stmt.params.params
+                    if p.name.value == helpers[stmt.name.value][0])
 
     def _initializer_run(self, call: cst.Call) -> bool:
         """``self.sess.run(tf.global_variables_initializer())``, or of ``self.init``

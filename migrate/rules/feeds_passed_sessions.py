@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.session import TS107
@@ -95,14 +96,25 @@ def _only_runs(body: cst.CSTNode, name: str) -> bool:
     return bool(receivers) and all(id(n) in receivers for n in uses)
 
 
-def _called_with(module: cst.Module, function: str, param: str, at: int, session: str) -> bool:
+def _called_with(module: cst.CSTNode, function: str, param: str, at: int, session: str,
+                 method: bool = False) -> bool:
     """Every read of ``function`` in ``module`` is a call passing ``session`` (a name)
-    as ``param``, at position ``at`` or by keyword, with no ``*``/``**`` arguments."""
-    calls = [n for n in nodes(module) if isinstance(n, cst.Call)
-             and isinstance(n.func, cst.Name) and n.func.value == function]
-    reads = sum(1 for n in nodes(module) if isinstance(n, cst.Name) and n.value == function)
-    if not calls or reads != len(calls) + 1:  # (and the def's own name)
-        return False
+    as ``param``, at position ``at`` or by keyword, with no ``*``/``**`` arguments.
+    ``method``: ``function`` is a method, read as ``self.function`` (``module``: the
+    class and the code that calls its methods, spelling the object ``self``)."""
+    if method:
+        calls = [n for n in nodes(module) if isinstance(n, cst.Call) and m.matches(
+            n.func, m.Attribute(value=m.Name("self"), attr=m.Name(function)))]
+        reads = sum(1 for n in nodes(module) if m.matches(
+            n, m.Attribute(value=m.Name("self"), attr=m.Name(function))))
+        if not calls or reads != len(calls):
+            return False
+    else:
+        calls = [n for n in nodes(module) if isinstance(n, cst.Call)
+                 and isinstance(n.func, cst.Name) and n.func.value == function]
+        reads = sum(1 for n in nodes(module) if isinstance(n, cst.Name) and n.value == function)
+        if not calls or reads != len(calls) + 1:  # (and the def's own name)
+            return False
     for call in calls:
         if any(a.star for a in call.args):
             return False
@@ -117,24 +129,31 @@ def _called_with(module: cst.Module, function: str, param: str, at: int, session
 class _DropSession(cst.CSTTransformer):
     """The session parameter of each helper, and the argument of each call, go."""
 
-    def __init__(self, helpers: Dict[str, Tuple[str, int]]) -> None:
+    def __init__(self, helpers: Dict[str, Tuple[str, int]], receiver: str = "") -> None:
         super().__init__()
         self._helpers = helpers
+        self._receiver = receiver  # methods: the object whose calls of them drop it too
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
         helper = self._helpers.get(updated_node.name.value)
         if helper is None:
             return updated_node
+        if self._receiver and updated_node.params.params and \
+                updated_node.params.params[0].name.value != "self":
+            return updated_node  # (a method's helpers: only methods)
         params = [p for p in updated_node.params.params if p.name.value != helper[0]]
         if params:
             params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated_node.with_changes(params=updated_node.params.with_changes(params=params))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not isinstance(updated_node.func, cst.Name) or updated_node.func.value not in self._helpers:
+        func = updated_node.func
+        if m.matches(func, m.Attribute(value=m.Name(self._receiver))):
+            func = func.attr  # (a method's call: ``self.predict(sess, x)``)
+        if not isinstance(func, cst.Name) or func.value not in self._helpers:
             return updated_node
-        param, at = self._helpers[updated_node.func.value]
+        param, at = self._helpers[func.value]
         args = [a for k, a in enumerate(updated_node.args)
                 if not ((a.keyword is None and k == at)
                         or (a.keyword is not None and a.keyword.value == param))]

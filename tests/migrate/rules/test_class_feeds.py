@@ -241,7 +241,8 @@ def test_the_plain_agent_converts():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
                                   "advantage_actor_critic.py", "ddpg_one_class.py",
-                                  "pg_agent_graph_block.py", "driven_bandit.py"])
+                                  "pg_agent_graph_block.py", "driven_bandit.py",
+                                  "driven_passed_session.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -575,3 +576,33 @@ def test_a_parameter_of_another_build_method_read_by_a_step_keeps_compat_form():
     r = migrate_source(source, "net.py")
     assert r.mode == "compat", r.output
     assert any("`depth`, a parameter of `_build`" in f.message for f in r.findings), codes(r)
+
+
+def test_methods_passed_the_session_module_code_opened_lose_it():
+    """`predict(self, sess, x)` runs the session it is passed, `act` passes it on;
+    module code opened it and runs the agent's loss itself."""
+    r = migrated("driven_passed_session.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    code = out.split('"""', 2)[2]
+    assert "sess" not in code.replace('"""sess.run(', "")
+    assert "    def predict(self, context):\n" \
+        "        return self.run_best_action(context_in=[context])[0]\n" in out
+    assert "    def act(self, epsilon, context, rng):\n" in out
+    assert "        return self.predict(context)\n" in out
+    assert "    def train(self, context, action, reward):\n" in out
+    assert "    action = agent.act(0.2, context, rng)\n" in out
+    assert "        loss = agent.run_loss(action_in=[action], reward_in=[reward], " \
+        "context_in=[context])\n" in out
+    assert "print(agent.predict(0), agent.predict(1), agent.predict(2))\n" in out
+    assert any("`act` no longer takes the session `sess`" in c.description for c in r.changes)
+    assert not migrate_source(out, "driven_passed_session.py").changed
+
+
+def test_a_method_using_the_session_passed_otherwise_keeps_compat_form():
+    source = (DATA / "driven_passed_session.py").read_text(encoding="utf-8").replace(
+        "        return self.predict(sess, context)\n",
+        "        print(sess)\n        return self.predict(sess, context)\n")
+    r = migrate_source(source, "passed.py")
+    assert r.mode == "compat"
+    assert "TS106" in [c for c, _ in codes(r)], codes(r)
