@@ -340,8 +340,7 @@ class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, Kind
                 if attr == "close" and isinstance(great, cst.Expr):
                     continue
             self.report(TS106.code, name, f"the session `{name.value}` is used in a way the "
-                        "codemod cannot follow (passed, stored, returned or "
-                        f"`{code_of(parent) if isinstance(parent, cst.Attribute) else name.value}`)")
+                        f"codemod cannot follow: {_session_use(name, parent, grand)}")
             blocked = True
 
         # (a variable nothing changes and whose initial value is not drawn is the same
@@ -531,3 +530,18 @@ class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, Kind
         self._evals.add(call)
         self.record_change(call, f"{code_of(call.func)}() -> .numpy()")
         return True
+
+
+def _session_use(name: cst.Name, parent: cst.CSTNode, grand: cst.CSTNode) -> str:
+    """How a session's name is used, said for TS106: ``passed to `w.eval(...)` as
+    `session=` ``, ``stored``, ``returned``, or the code that reads it."""
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+        keyword = f" as `{parent.keyword.value}=`" if parent.keyword is not None else ""
+        return f"passed to `{' '.join(code_of(grand.func).split())}(...)`{keyword}"
+    if isinstance(parent, cst.Return):
+        return "returned"
+    if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        return "stored under another name"
+    if isinstance(parent, cst.Attribute):
+        return f"`{code_of(parent)}`"
+    return f"`{name.value}` read by `{' '.join(code_of(parent).split())[:60]}`"

@@ -264,10 +264,16 @@ class TestSession(CodemodTest):
 
             sess = tf.Session()
             show(sess, x)
+            print(x.eval(session=sess))
+            other = sess
         """
         self.assertCodemod(before, before, expected_warnings=[
-            "TS106 8:6: the session `sess` is used in a way the codemod cannot follow "
-            "(passed, stored, returned or `sess`)"])
+            "TS106 8:6: the session `sess` is used in a way the codemod cannot follow: "
+            "passed to `show(...)`",
+            "TS106 9:22: the session `sess` is used in a way the codemod cannot follow: "
+            "passed to `x.eval(...)` as `session=`",
+            "TS106 10:9: the session `sess` is used in a way the codemod cannot follow: "
+            "stored under another name"])
 
     def test_warns_and_skips_random_fetch(self) -> None:
         before = """
