@@ -166,6 +166,7 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
         self._check_session_uses(body, start, runs)
         if self._driven is not None:
             self._check_driven_uses()
+            self._check_driven_fetches(runs)
         self._copy_locals(steps, body, start, flat)
         return self._emit(cls, ctx, flat, body, start, runs, steps)
 
@@ -259,9 +260,15 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
         self_name = m.Attribute(value=m.Name("self"), attr=m.Name(name))
         bound = [n for n in nodes(self._block) if m.matches(n, m.AssignTarget(target=self_name))
                  or m.matches(n, m.AugAssign(target=self_name))]
-        if name in self._ctx.attrs and not (kept and len(bound) == 1):
+        # (an object's attribute of that name set outside the class would change it)
+        outside = [n for stmt in self._module_node.body if stmt is not self._block
+                   for n in nodes(stmt) if m.matches(n, m.AssignTarget(target=m.Attribute(
+                       attr=m.Name(name)))) or m.matches(n, m.AugAssign(
+                           target=m.Attribute(attr=m.Name(name))))]
+        if name in self._ctx.attrs and not (kept and len(bound) == 1) or outside:
             self._bail(TS107.code, stmt, f"`{name}`, a parameter of `__init__`, is read by graph "
-                       f"code a step method runs, and `self.{name}` is taken: not converted")
+                       f"code a step method runs, and `self.{name}` is taken (set "
+                       f"{'outside the class' if outside else 'otherwise'}): not converted")
         self._kept_params[name] = f"self.{name}"
         self._kept_where[name] = stmt
 
@@ -531,7 +538,7 @@ class _SessionCode(RunReplacer):
 
     def __init__(self, rule: ClassFeedsToMethods, runs, feed_dicts) -> None:
         super().__init__(runs, None, feed_dicts, rule._param, "self",
-                         drop=list(rule._key_lists.values()))
+                         drop=list(rule._key_lists.values()), values=rule._value_runs)
         self.rule = rule
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -548,7 +555,7 @@ class _SessionCode(RunReplacer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         rule = self.rule
-        if original_node in self._runs:
+        if original_node in self._runs or original_node in self._values:
             return super().leave_Call(original_node, updated_node)
         if rule.tf_api_name(original_node.func) == "summary.FileWriter" \
                 and len(original_node.args) == 2:

@@ -36,7 +36,7 @@ from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSION
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.walk import children, nodes, nodes_of
 from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
-from tapeshift.migrate.rules.session import TS107
+from tapeshift.migrate.rules.session import RANDOM, TS107
 
 
 @dataclass
@@ -49,28 +49,75 @@ class Driven:
 
 def driven_session(module: cst.Module, tf_api_name: Callable) -> Optional[Driven]:
     """The module's class whose graph its session block runs, as described above."""
+    driven = _driven_or_why(module, tf_api_name)
+    return driven if isinstance(driven, Driven) else None
+
+
+def why_not_driven(module: cst.Module, tf_api_name: Callable) -> Optional[str]:
+    """Why a module whose session runs what an object of its class holds
+    (``sess.run(agent.x)``) is not read as :func:`driven_session` reads it; None
+    when it is, or when the module is not of that kind."""
+    driven = _driven_or_why(module, tf_api_name)
+    return driven if isinstance(driven, str) else None
+
+
+def _driven_or_why(module: cst.Module, tf_api_name: Callable):
     calls = nodes_of(module, cst.Call)
-    if sum(1 for c in calls if tf_api_name(c.func) in SESSIONS) != 1:
-        return None
-    at = next((i for i, stmt in enumerate(module.body) if _session_with(stmt, tf_api_name)), None)
-    if at is None:
-        return None
     placeholders = {id(c) for c in calls if tf_api_name(c.func) in PLACEHOLDERS}
     builders = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.ClassDef)
-                and any(id(c) in placeholders for c in nodes_of(stmt, cst.Call))}
+                and any(id(c) in placeholders for c in nodes_of(stmt, cst.Call))
+                and not any(tf_api_name(c.func) in SESSIONS for c in nodes_of(stmt, cst.Call))}
+    objects = {}  # name -> its class, for every `name = Class(...)` of those classes
+    for n in nodes_of(module, cst.Assign):
+        if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) \
+                and n.value.func.value in builders:
+            objects[n.targets[0].target.value] = n.value.func.value
+    # module code runs what an object holds, or passes a session to its methods
+    sessions = {item.asname.name.value for w in nodes_of(module, cst.With) for item in w.items
+                if isinstance(item.item, cst.Call) and tf_api_name(item.item.func) in SESSIONS
+                and item.asname is not None and isinstance(item.asname.name, cst.Name)}
+    runs_objects = any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value == "run" and c.args
+        and any(isinstance(a, cst.Attribute) and isinstance(a.value, cst.Name)
+                and a.value.value in objects for a in nodes(c.args[0].value))
+        or m.matches(c.func, m.Attribute(value=m.Name())) and c.func.value.value in objects
+        and any(m.matches(a.value, m.Name()) and a.value.value in sessions for a in c.args)
+        for c in calls)
+    if not runs_objects:
+        return None
+    classes = sorted(set(objects.values()))
+    shape = ("only one object of one class holding no session, made by a module-level "
+             "statement before the one module-level `with tf.Session() as sess:` that runs "
+             "its graph, is converted")
+    if sum(1 for c in calls if tf_api_name(c.func) in SESSIONS) != 1:
+        return f"the graph of `{classes[0]}` is run by module code with more than one Session: {shape}"
+    at = next((i for i, stmt in enumerate(module.body) if _session_with(stmt, tf_api_name)), None)
+    if at is None:
+        return (f"the graph of `{classes[0]}` is run by a session opened other than by a "
+                f"module-level `with tf.Session() as sess:`: {shape}")
     in_classes = {id(c) for cls in builders.values() for c in nodes_of(cls, cst.Call)}
     if len(builders) != 1 or placeholders - in_classes:
-        return None
+        return (f"placeholders are made outside `{classes[0]}` too (or by another class): "
+                f"{shape}")
     (name, cls), = builders.items()
     made = [stmt for stmt in module.body[:at] if _construction(stmt, name) is not None]
     uses = [n for n in nodes_of(module, cst.Name) if n.value == name and n is not cls.name]
+    objects_of = sorted(o for o, c in objects.items() if c == name)
+    if not made:
+        return (f"`{objects_of[0]} = {name}(...)` is not a module-level statement before the "
+                f"session block: {shape}")
+    if len(objects_of) > 1:
+        return f"module code makes several objects of `{name}` ({', '.join(objects_of)}): {shape}"
     if len(made) != 1 or len(uses) != 1:
-        return None  # one object, and the class used for nothing else
+        return f"`{name}` is used other than by `{objects_of[0]} = {name}(...)`: {shape}"
     instance = _construction(made[0], name)
     bound = [n for n in nodes_of(module, cst.AssignTarget) if isinstance(n.target, cst.Name)
              and n.target.value == instance]
-    if len(bound) != 1 or any(n.value == "self" for n in nodes_of(module.body[at], cst.Name)):
-        return None
+    if len(bound) != 1:
+        return f"`{instance}` is bound more than once: {shape}"
+    if any(n.value == "self" for n in nodes_of(module.body[at], cst.Name)):
+        return f"the session block reads a name `self`: {shape}"
     return Driven(cls, instance, made[0], module.body[at])
 
 
@@ -119,7 +166,9 @@ def _only_runs_or_passes(body: cst.CSTNode, name: str, helpers: Dict[str, tuple]
             allowed |= {id(a.value) for k, a in enumerate(call.args)
                         if (a.keyword is None and k == at or a.keyword is not None
                             and a.keyword.value == param) and m.matches(a.value, m.Name(name))}
-    uses = [n for n in nodes(body) if isinstance(n, cst.Name) and n.value == name]
+    keywords = {id(a.keyword) for a in nodes_of(body, cst.Arg) if a.keyword is not None}
+    uses = [n for n in nodes(body) if isinstance(n, cst.Name) and n.value == name
+            and id(n) not in keywords]
     return bool(uses) and all(id(n) in allowed for n in uses)
 
 
@@ -162,14 +211,15 @@ class ClassDriven:
 
     def _outside_layer_reads(self) -> Set[str]:
         """The object's layers whose variables module code reads (``weights =
-        my_agent.fc.trainable_variables[0]``): they are built where ``__init__`` makes
-        them, as TF1 made their variables with the graph."""
+        my_agent.fc.trainable_variables[0]``, before the session or in its block outside
+        the runs): they are built where ``__init__`` makes them, as TF1 made their
+        variables with the graph."""
         driven = getattr(self, "_driven", None)
         if driven is None:
             return set()
         out: Set[str] = set()
-        for stmt in self._module_node.body:
-            if stmt is not driven.session and stmt is not driven.cls:
+        for stmt in self._module_node.body:  # (the session block's own reads included)
+            if stmt is not driven.cls:
                 out |= self._layer_reads(stmt.visit(_Rename(driven.instance, "self")))
         return out
 
@@ -217,9 +267,10 @@ class ClassDriven:
             if m.matches(call.func, m.Attribute(value=m.Name("self"))) \
                     and call.func.attr.value in helpers:
                 param, at = helpers[call.func.attr.value]
-                out |= {id(a.value) for k, a in enumerate(call.args)
+                out |= {id(n) for k, a in enumerate(call.args)  # (`sess=sess`: both names)
                         if a.keyword is None and k == at
-                        or a.keyword is not None and a.keyword.value == param}
+                        or a.keyword is not None and a.keyword.value == param
+                        for n in (a.value, a.keyword) if n is not None}
         return out
 
     def _without_passed_sessions(self, node: cst.CSTNode) -> cst.CSTNode:
@@ -239,6 +290,52 @@ class ClassDriven:
                     and self.tf_api_name(stmt.body[0].value.func) in INITIALIZERS:
                 out.add(stmt.body[0].targets[0].target.value)
         return out
+
+    def _check_driven_fetches(self, runs) -> None:
+        """A name of module code a run fetches beside the object's values must hold
+        what eager code reads as TF1 computed it at the run: a selection of variables
+        (``weights = [*agent.fc.trainable_variables][0]``, read as they are then) or a
+        value of nothing that changes (``T = tf.constant(2.0)``). A value computed from
+        the object's variables (``w_norm = tf.norm(agent.w)``) or drawn at random, which
+        TF1 computed again at each run, would be computed once."""
+        bindings: Dict[str, List[cst.BaseExpression]] = {}
+        for stmt in [*self._module_node.body, *nodes(self._driven_copy)]:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                        targets = small.targets if isinstance(small, cst.Assign) else [small]
+                        for t in targets:
+                            for n in nodes(t.target):
+                                if isinstance(n, cst.Name):
+                                    bindings.setdefault(n.value, []).append(small.value)
+
+        def calls(v: Optional[cst.BaseExpression]) -> List[cst.Call]:
+            return [] if v is None else [n for n in nodes(v) if isinstance(n, cst.Call)]
+
+        # names whose value changes between runs: the object's (its variables), those
+        # computed from such names, and random draws
+        changing = {"self", self._driven.instance}
+        grown = True
+        while grown:
+            grown = False
+            for name, values in bindings.items():
+                if name not in changing and any(
+                        v is None or {n.value for n in nodes(v) if isinstance(n, cst.Name)}
+                        & changing or any(self.tf_api_name(c.func) in RANDOM for c in calls(v))
+                        for v in values):
+                    changing.add(name)
+                    grown = True
+        for run in runs:
+            for name in dict.fromkeys(run.names):
+                if name.startswith("self."):
+                    continue
+                values = bindings.get(name, [])
+                if not values or name in changing and any(
+                        v is None or calls(v) or isinstance(v, cst.Lambda) for v in values):
+                    self._bail(TS107.code, run.call, f"`{name}`, fetched beside the values of "
+                               f"`{self._driven.instance}`, is computed by module code from "
+                               "values that change: eager code would compute it once, not at "
+                               "each run: not converted")
 
     def _check_driven_uses(self) -> None:
         """Outside its session block, module code may read the object's plain

@@ -136,6 +136,7 @@ class ClassSessions:
                         and n.args[1].value.attr.value == "graph":
                     allowed.add(id(n.args[1].value.value))
         allowed |= self._session_passings()
+        allowed |= {id(call.func.value) for call in self._value_runs}  # self.sess.run(self.W)
         for stmt in body:
             for n in nodes(stmt):
                 if self._ref(n) == self._session_ref and id(n) not in allowed \

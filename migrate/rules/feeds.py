@@ -46,7 +46,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
 from tapeshift.migrate.engine.tf1_api import PLACEHOLDERS, SEEDING, SESSIONS
-from tapeshift.migrate.rules.class_feeds_driven import driven_session
+from tapeshift.migrate.rules.class_feeds_driven import driven_session, why_not_driven
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
                                              moving_average_applies)
@@ -199,10 +199,14 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
             release(walk)
         # ema.apply(var_list): an update op of the averages, run when fetched, as a train op
         self._ema_calls = set(moving_average_applies(module, self.tf_api_name))
+        if sessions and self.BASE is None:
+            if driven_session(module, self.tf_api_name) is not None:
+                return  # the graph of a class the session runs: the class rule's
+            why = why_not_driven(module, self.tf_api_name)
+            if why is not None:
+                self._bail(TS107.code, sessions[0][0], why)
         if not sessions or not (fed or self._ema_calls):
             return  # nothing fed or trained: the session rule's business
-        if self.BASE is None and driven_session(module, self.tf_api_name) is not None:
-            return  # the graph of a class the session runs: the class rule's
         self._seeded = seeded
         self._tf_function = bool(self.shared.get(TF_FUNCTION))
         self._alias = tf_module_alias(module)
@@ -307,6 +311,11 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                                                    "run_metadata"), None)
                     if run is not None and (run.feeds or set(run.names) & graph_names):
                         runs.append(run)
+                    elif run is not None and self.BASE is not None and self._variables_only(run):
+                        # self.sess.run(self.W): the variable's value now (in a script,
+                        # the session rule's)
+                        self._value_runs[n] = _numpy_of(run.fetch)
+                        self.record_change(n, "sess.run of variables: their NumPy values")
                     return
                 if attr in ("eval", "run") and self._ref(recv) in graph_names:
                     run = self._run_of(n, n.args, ("feed_dict", "session"), recv)
@@ -342,6 +351,14 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
                            "called before it is, or not a function) is not converted")
         self._check_helpers_converted(body, {id(r.call) for r in runs} | set(map(id, self._value_runs)))
         return runs
+
+    def _variables_only(self, run: Run) -> bool:
+        """``run`` fetches variables, by name or in a list, and feeds nothing."""
+        fetch = run.fetch
+        refs = [e.value for e in fetch.elements] if isinstance(fetch, (cst.List, cst.Tuple)) \
+            else [fetch]
+        return not run.feeds and bool(refs) and all(
+            self._ref(r) is not None and self._ref(r) in self._variables for r in refs)
 
     @staticmethod
     def _collect_session_runs(stmt: cst.CSTNode, session: Optional[str], ref) -> List[cst.Call]:
@@ -585,6 +602,14 @@ class _NewBodies(cst.CSTTransformer):
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         body = self._bodies.get(id(original_node))
         return updated_node if body is None else updated_node.with_changes(body=body)
+
+
+def _numpy_of(fetch: cst.BaseExpression) -> cst.BaseExpression:
+    """``w`` -> ``w.numpy()``; ``[w, b]`` -> ``[w.numpy(), b.numpy()]``."""
+    if isinstance(fetch, (cst.List, cst.Tuple)):
+        return fetch.with_changes(elements=[e.with_changes(value=_numpy_of(e.value))
+                                            for e in fetch.elements])
+    return cst.Call(cst.Attribute(fetch, cst.Name("numpy")))
 
 
 def _dict_keys(d: cst.Dict) -> List[str]:

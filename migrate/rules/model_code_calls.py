@@ -434,16 +434,15 @@ class CallRewriter(cst.CSTTransformer):
                        f"optimizer step on line {line}, which TF2 keeps in the optimizer "
                        "(list the variables before the optimizer, or the trainable ones)")
         entries = self.store.collection(scope, trainable_only=key == "trainable")
-        owned = rule.instance_entries(original)  # made by `agent = Agent(...)`: agent's
-        if owned:
-            if scope is not None or key.startswith("custom:"):
-                rule._fail(original, f"`{code_of(original)}`: a scope or collection of the "
-                           f"variables `{owned[0][0]}` made is not converted")
-            entries = [e for _, e in owned if key != "trainable" or e.trainable]
+        # made by `agent = Agent(...)`: agent's
+        owner, entries = rule.module_collection(original, entries, key == "trainable")
+        if owner is not None and (scope is not None or key.startswith("custom:")):
+            rule._fail(original, f"`{code_of(original)}`: a scope or collection of the "
+                       f"variables `{owner}` made is not converted")
         if key.startswith("custom:"):  # collections=[...] of get_variable
             entries = [e for e in entries if key[len("custom:"):] in e.info.get("collections", ())]
         listed = self._listed(original, entries, "trainable_variables" if key == "trainable"
-                              else "variables", owned[0][0] if owned else None)
+                              else "variables", owner)
         rule.record_change(original, f"`{' '.join(code_of(original).split())}` -> the "
                            f"{len(entries)} variable(s)/layer(s) TF1's collection held here")
         return listed

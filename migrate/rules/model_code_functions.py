@@ -134,22 +134,34 @@ class FunctionBodies:
             self._instances.append((small.targets[0].target.value, small.value.func.value,
                                     self._store))
 
-    def instance_entries(self, original: cst.CSTNode) -> List[Tuple[str, object]]:
-        """(object, entry) for the variables of the objects module code made so far in
-        this graph, which a module-level collection holds (with its own, made before).
-        One object's only, and none of the module's own: otherwise reported."""
-        if self._class is not None or self._function is not None:
-            return []
+    def module_collection(self, original: cst.CSTNode, entries: list,
+                          trainable_only: bool) -> Tuple[Optional[str], list]:
+        """What a collection read outside the classes holds of ``entries`` (the store's;
+        a class's are there from when the class was read, under ``self.`` handles):
+        (the object whose attributes they are, or None; the entries). At module
+        level, after the one ``agent = Agent(...)``: that object's variables, and
+        none of the module's own beside them. Otherwise reported."""
+        if self._class is not None:
+            return None, entries
+        made_by = {id(e): cls for cls, es in self._class_entries.items() for e in es}
         live = [(name, cls) for name, cls, store in self._instances if store is self._store]
-        if not live:
-            return []
-        mine = [e for e in self._store.entries.values()
-                if not any(e in self._class_entries[cls] for _, cls in live)]
-        if len(live) > 1 or mine:
+        theirs = [e for e in entries if id(e) in made_by]
+        if not theirs and not live:
+            return None, entries
+        constructed = [n for n in nodes(self._module) if isinstance(n, cst.Call)
+                       and isinstance(n.func, cst.Name) and self._class_entries.get(n.func.value)]
+        if self._function is not None or len(live) != 1 or len(constructed) != 1:
+            # (made in a function, by two objects, or later than this line: not followed)
+            cls = made_by[id(theirs[0])] if theirs else live[0][1]
+            self._fail(original, f"`{code_of(original)}`: the variables objects of `{cls}` "
+                       "make where they are made are not listed here by the codemod (one "
+                       "object made by a module-level statement before this line is): not "
+                       "converted")
+        if any(id(e) not in made_by for e in entries):
             self._fail(original, f"`{code_of(original)}` holds the variables `{live[0][0]}` "
                        "made and others: not converted")
         name, cls = live[0]
-        return [(name, e) for e in self._class_entries[cls]]
+        return name, [e for e in self._class_entries[cls] if e.trainable or not trainable_only]
 
     def _makes_variables(self, fn: cst.FunctionDef) -> bool:
         return any(self._is_maker_call(n) for n in nodes(fn.body) if _is_call(n))

@@ -547,6 +547,26 @@ def test_a_class_run_by_module_code_gets_public_step_methods():
     (("weights = tf.trainable_variables()[0]\n",
       "bias = tf.Variable(0.0)\nweights = tf.trainable_variables()[0]\n"), "TS125",
      "holds the variables `myAgent` made and others"),
+    # a collection read before the object is made, in the graph the class was read in
+    (("tf.reset_default_graph()\nmyAgent = Agent(lr=0.1, s_size=3, a_size=4)\n",
+      "before = tf.trainable_variables()\nmyAgent = Agent(lr=0.1, s_size=3, a_size=4)\n"),
+     "TS125", "the variables objects of `Agent` make where they are made are not listed"),
+    # a value module code computes from the object's variables, fetched at each run
+    (("weights = tf.trainable_variables()[0]\n",
+      "weights = tf.reduce_sum(tf.trainable_variables()[0])\n"), "TS107",
+     "`weights`, fetched beside the values of `myAgent`, is computed by module code"),
+    # the object's attribute named like a parameter the graph reads, set by module code
+    (("print(ww)\n", "print(ww)\nmyAgent.s_size = 5\n"), "TS107",
+     "`self.s_size` is taken (set outside the class)"),
+    # two objects, or the object made in the session block: the shape is said
+    (("myAgent = Agent(lr=0.1, s_size=3, a_size=4)\n",
+      "myAgent = Agent(lr=0.1, s_size=3, a_size=4)\nother = Agent(lr=0.2, s_size=3, a_size=4)\n"),
+     "TS107", "module code makes several objects of `Agent` (myAgent, other)"),
+    (("myAgent = Agent(lr=0.1, s_size=3, a_size=4)\nweights = tf.trainable_variables()[0]\n"
+      "init = tf.global_variables_initializer()\n\nwith tf.Session() as sess:\n",
+      "\nwith tf.Session() as sess:\n    myAgent = Agent(lr=0.1, s_size=3, a_size=4)\n"
+      "    weights = tf.trainable_variables()[0]\n    init = tf.global_variables_initializer()\n"),
+     "TS107", "`myAgent = Agent(...)` is not a module-level statement before the session block"),
 ])
 def test_a_class_run_by_module_code_it_cannot_follow(change, code, why):
     source = (DATA / "driven_bandit.py").read_text(encoding="utf-8").replace(*change)
@@ -606,3 +626,63 @@ def test_a_method_using_the_session_passed_otherwise_keeps_compat_form():
     r = migrate_source(source, "passed.py")
     assert r.mode == "compat"
     assert "TS106" in [c for c, _ in codes(r)], codes(r)
+
+
+def test_the_session_passed_by_keyword_goes_too():
+    source = (DATA / "driven_passed_session.py").read_text(encoding="utf-8").replace(
+        "agent.train(sess, context, action, reward)",
+        "agent.train(sess=sess, context=context, action=action, reward=reward)").replace(
+        "return self.predict(sess, context)", "return self.predict(sess=sess, context=context)")
+    r = migrate_source(source, "keyword.py")
+    assert r.mode == "tape", codes(r)
+    assert "agent.train(context=context, action=action, reward=reward)" in r.output
+    assert "return self.predict(context=context)" in r.output
+
+
+def test_a_collection_read_in_the_session_block_builds_the_layers():
+    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8").replace(
+        "weights = tf.trainable_variables()[0]\n", "").replace(
+        "    sess.run(init)\n", "    sess.run(init)\n    weights = tf.trainable_variables()[0]\n")
+    r = migrate_source(source, "in_block.py")
+    assert r.mode == "tape", codes(r)
+    assert "\nweights = [*myAgent.output_layer.trainable_variables][0]\n" in r.output
+    assert "        self.output_layer(tf_keras.Input([s_size]))" in r.output
+
+
+def test_a_collection_read_after_a_reset_before_the_object_holds_none_of_its():
+    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8").replace(
+        "myAgent = Agent(lr=0.1, s_size=3, a_size=4)\n",
+        "before = tf.trainable_variables()\nmyAgent = Agent(lr=0.1, s_size=3, a_size=4)\n")
+    r = migrate_source(source, "before.py")
+    assert r.mode == "tape", codes(r)
+    assert "\nbefore = []\n" in r.output
+
+
+def test_a_run_of_variables_alone_is_their_numpy_values():
+    r = migrate_source(AGENT.replace("{extra}", "\n    def weights(self):\n"
+                                     "        return self.sess.run([self.w])\n"), "agent.py")
+    assert r.mode == "tape", codes(r)
+    assert "        return [self.w.numpy()]\n" in r.output
+
+
+def test_module_code_that_only_passes_the_session_to_the_objects_methods():
+    source = (DATA / "driven_passed_session.py").read_text(encoding="utf-8").replace(
+        """            loss = sess.run(agent.loss, {
+                agent.action_in: [action],
+                agent.reward_in: [reward],
+                agent.context_in: [context]
+            })
+            print('Step {}, Loss={}'.format(ep, loss))""", "            print('Step', ep)")
+    r = migrate_source(source, "passes_only.py")
+    assert r.mode == "tape", codes(r)
+    assert "    agent.train(context, action, reward)\n" in r.output
+
+
+def test_a_constant_of_module_code_fetched_beside_the_objects_values():
+    # nothing it reads changes between runs: computed once, it is what TF1 computed
+    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8").replace(
+        "weights = tf.trainable_variables()[0]\n",
+        "weights = tf.trainable_variables()[0]\nscale = tf.constant([1.0, 2.0]) * 2.0\n").replace(
+        "_, ww = sess.run([myAgent.update, weights]", "_, ww, sc = sess.run([myAgent.update, weights, scale]")
+    r = migrate_source(source, "constant.py")
+    assert r.mode == "tape", codes(r)
