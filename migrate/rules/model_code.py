@@ -149,6 +149,10 @@ _COLLECTION_KEYS = {"GraphKeys.TRAINABLE_VARIABLES": "trainable",
                     "GraphKeys.GLOBAL_VARIABLES": "global", "GraphKeys.UPDATE_OPS": "update",
                     "trainable_variables": "trainable", "variables": "global",
                     "update_ops": "update"}
+
+#: optimizers whose step makes no slot variable (plain gradient descent keeps none)
+_NO_SLOTS = frozenset({"train.GradientDescentOptimizer", "compat.v1.train.GradientDescentOptimizer"})
+
 @register_rule
 class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
     DESCRIPTION = "Variable scopes, get_variable and tf.layers -> TF2 variables and layers made once."
@@ -553,10 +557,10 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         for n in nodes(stmt):
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
                     and n.func.attr.value in ("minimize", "apply_gradients"):
-                if self._slots is None:
-                    self._slots = n
                 receiver = self.bound(n.func.value)
                 api = self.tf_api_name(receiver.func) if isinstance(receiver, cst.Call) else None
+                if self._slots is None and api not in _NO_SLOTS:
+                    self._slots = n
                 self._optimizer_steps.append((n, api))
 
     # -- collection keys, names of what the rule makes ---------------------

@@ -5,6 +5,7 @@ from textwrap import dedent
 import pytest
 from libcst.codemod import CodemodTest
 
+from tapeshift.migrate.engine.pipeline import migrate_source
 from tapeshift.migrate.rules.model_code import ModelCode
 from tapeshift.migrate.rules.model_code_layers import LAYERS
 
@@ -387,7 +388,30 @@ NOT_STATIC = [
         with tf.variable_scope("", reuse=True):
             h2 = tf.layers.dense(x, 4, name="fc")
     """, "4:10: layer fc is reused with other arguments", id="reused-layer-other-arguments"),
+    pytest.param("""\
+        import tensorflow as tf
+        w = tf.Variable([1.0])
+        step = tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(w))
+        ws = tf.global_variables()
+    """, "4:6: `tf.global_variables()` also holds the slot variables of the optimizer step on "
+        "line 3", id="global-variables-after-adam"),
 ]
+
+
+def test_global_variables_after_a_plain_gradient_descent_step_hold_no_slots():
+    # (GradientDescentOptimizer makes no slot variable: the collection is the variables)
+    r = migrate_source(dedent("""\
+        import tensorflow as tf
+        w = tf.Variable([1.0])
+        step = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(w))
+        ws = tf.global_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(step)
+            print(sess.run(ws))
+    """), "sgd.py")
+    assert r.mode == "tape", [(f.code, f.message) for f in r.findings]
+    assert "ws = [w]\n" in r.output
 
 
 @pytest.mark.parametrize("before, warning", NOT_STATIC)
