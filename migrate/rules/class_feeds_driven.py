@@ -200,6 +200,12 @@ class ClassDriven:
     def tf_api_names(self, node: cst.CSTNode):
         return super().tf_api_names(self._original(node))
 
+    def _bail(self, code: str, node: cst.CSTNode, message: str) -> None:
+        # a reason found in the session block's copy names the object as written
+        if getattr(self, "_driven", None) is not None and id(node) in getattr(self, "_originals", {}):
+            message = message.replace("`self.", f"`{self._driven.instance}.")
+        super()._bail(code, node, message)
+
     def _original(self, node: cst.CSTNode) -> cst.CSTNode:
         """The node of the module a node of the session block's copy stands for (the
         metadata, names and positions, are the module's)."""

@@ -558,6 +558,9 @@ def test_a_class_run_by_module_code_gets_public_step_methods():
     # the object's attribute named like a parameter the graph reads, set by module code
     (("print(ww)\n", "print(ww)\nmyAgent.s_size = 5\n"), "TS107",
      "`self.s_size` is taken (set outside the class)"),
+    # a graph value read in the session block other than by a run: named as written
+    (("        if i % 10 == 0:\n", "        print(myAgent.output)\n        if i % 10 == 0:\n"),
+     "TS107", "`myAgent.output` is a graph value used after the graph is run"),
     # two objects, or the object made in the session block: the shape is said
     (("myAgent = Agent(lr=0.1, s_size=3, a_size=4)\n",
       "myAgent = Agent(lr=0.1, s_size=3, a_size=4)\nother = Agent(lr=0.2, s_size=3, a_size=4)\n"),
