@@ -27,15 +27,16 @@ The module feeds rule leaves such a file to this one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set, Union
 
 import libcst as cst
 import libcst.matchers as m
 
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSIONS
 from tapeshift.migrate.engine.toolkit.builders import code_of
-from tapeshift.migrate.engine.toolkit.walk import children, nodes, nodes_of
+from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
 from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
+from tapeshift.migrate.rules.model_code_syntax import construction
 from tapeshift.migrate.rules.session import RANDOM, TS107
 
 
@@ -49,30 +50,22 @@ class Driven:
 
 def driven_session(module: cst.Module, tf_api_name: Callable) -> Optional[Driven]:
     """The module's class whose graph its session block runs, as described above."""
-    driven = _driven_or_why(module, tf_api_name)
+    driven = driven_or_why(module, tf_api_name)
     return driven if isinstance(driven, Driven) else None
 
 
-def why_not_driven(module: cst.Module, tf_api_name: Callable) -> Optional[str]:
-    """Why a module whose session runs what an object of its class holds
-    (``sess.run(agent.x)``) is not read as :func:`driven_session` reads it; None
-    when it is, or when the module is not of that kind."""
-    driven = _driven_or_why(module, tf_api_name)
-    return driven if isinstance(driven, str) else None
-
-
-def _driven_or_why(module: cst.Module, tf_api_name: Callable):
+def driven_or_why(module: cst.Module, tf_api_name: Callable) -> Union[Driven, str, None]:
+    """:func:`driven_session`'s answer; or, for a module whose session runs what an
+    object of its class holds (``sess.run(agent.x)``) in another shape, why it is not
+    read so; None for a module of neither kind."""
     calls = nodes_of(module, cst.Call)
     placeholders = {id(c) for c in calls if tf_api_name(c.func) in PLACEHOLDERS}
     builders = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.ClassDef)
                 and any(id(c) in placeholders for c in nodes_of(stmt, cst.Call))
                 and not any(tf_api_name(c.func) in SESSIONS for c in nodes_of(stmt, cst.Call))}
-    objects = {}  # name -> its class, for every `name = Class(...)` of those classes
-    for n in nodes_of(module, cst.Assign):
-        if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
-                and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) \
-                and n.value.func.value in builders:
-            objects[n.targets[0].target.value] = n.value.func.value
+    # name -> its class, for every `name = Class(...)` of those classes
+    objects = dict(made for made in map(construction, nodes_of(module, cst.Assign))
+                   if made is not None and made[1] in builders)
     # module code runs what an object holds, or passes a session to its methods
     sessions = {item.asname.name.value for w in nodes_of(module, cst.With) for item in w.items
                 if isinstance(item.item, cst.Call) and tf_api_name(item.item.func) in SESSIONS
@@ -101,7 +94,8 @@ def _driven_or_why(module: cst.Module, tf_api_name: Callable):
         return (f"placeholders are made outside `{classes[0]}` too (or by another class): "
                 f"{shape}")
     (name, cls), = builders.items()
-    made = [stmt for stmt in module.body[:at] if _construction(stmt, name) is not None]
+    made = [stmt for stmt in module.body[:at]
+            if (built := construction(stmt)) is not None and built[1] == name]
     uses = [n for n in nodes_of(module, cst.Name) if n.value == name and n is not cls.name]
     objects_of = sorted(o for o, c in objects.items() if c == name)
     if not made:
@@ -111,7 +105,7 @@ def _driven_or_why(module: cst.Module, tf_api_name: Callable):
         return f"module code makes several objects of `{name}` ({', '.join(objects_of)}): {shape}"
     if len(made) != 1 or len(uses) != 1:
         return f"`{name}` is used other than by `{objects_of[0]} = {name}(...)`: {shape}"
-    instance = _construction(made[0], name)
+    instance = construction(made[0])[0]
     bound = [n for n in nodes_of(module, cst.AssignTarget) if isinstance(n.target, cst.Name)
              and n.target.value == instance]
     if len(bound) != 1:
@@ -126,17 +120,6 @@ def _session_with(stmt: cst.CSTNode, tf_api_name: Callable) -> bool:
         and isinstance(stmt.items[0].item, cst.Call) \
         and tf_api_name(stmt.items[0].item.func) in SESSIONS \
         and stmt.items[0].asname is not None and isinstance(stmt.items[0].asname.name, cst.Name)
-
-
-def _construction(stmt: cst.CSTNode, cls: str) -> Optional[str]:
-    """``name`` of the statement ``name = cls(...)``."""
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1:
-        assign = stmt.body[0]
-        if isinstance(assign.targets[0].target, cst.Name) and isinstance(assign.value, cst.Call) \
-                and isinstance(assign.value.func, cst.Name) and assign.value.func.value == cls:
-            return assign.targets[0].target.value
-    return None
 
 
 class _Rename(cst.CSTTransformer):
@@ -172,15 +155,6 @@ def _only_runs_or_passes(body: cst.CSTNode, name: str, helpers: Dict[str, tuple]
     return bool(uses) and all(id(n) in allowed for n in uses)
 
 
-def _preorder(node: cst.CSTNode) -> List[cst.CSTNode]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(children(n)))
-    return out
-
-
 class ClassDriven:
     """Part of ``ClassFeedsToMethods``: the session block of module code read as the
     class's own (its state: ``_driven``, ``_originals``)."""
@@ -191,7 +165,7 @@ class ClassDriven:
         copy = driven.session.visit(_Rename(driven.instance, "self"))
         self._driven_copy = copy
         self._originals: Dict[int, cst.CSTNode] = {
-            id(new): old for new, old in zip(_preorder(copy), _preorder(driven.session))}
+            id(new): old for new, old in zip(nodes(copy), nodes(driven.session))}  # (same shape)
         return copy
 
     def position(self, node: cst.CSTNode):

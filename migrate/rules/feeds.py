@@ -46,7 +46,7 @@ from tapeshift.migrate.engine.toolkit.kinds import KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import children, instance_test, nodes, release, visit
 from tapeshift.migrate.engine.tf1_api import PLACEHOLDERS, SEEDING, SESSIONS
-from tapeshift.migrate.rules.class_feeds_driven import driven_session, why_not_driven
+from tapeshift.migrate.rules.class_feeds_driven import driven_or_why
 from tapeshift.migrate.rules.contrib_slim import TS118, spells
 from tapeshift.migrate.rules.session import (MOVING_AVERAGES, TS107, inline_update,
                                              moving_average_applies)
@@ -200,11 +200,11 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
         # ema.apply(var_list): an update op of the averages, run when fetched, as a train op
         self._ema_calls = set(moving_average_applies(module, self.tf_api_name))
         if sessions and self.BASE is None:
-            if driven_session(module, self.tf_api_name) is not None:
+            driven = driven_or_why(module, self.tf_api_name)
+            if isinstance(driven, str):  # another shape than the class rule reads: why
+                self._bail(TS107.code, sessions[0][0], driven)
+            if driven is not None:
                 return  # the graph of a class the session runs: the class rule's
-            why = why_not_driven(module, self.tf_api_name)
-            if why is not None:
-                self._bail(TS107.code, sessions[0][0], why)
         if not sessions or not (fed or self._ema_calls):
             return  # nothing fed or trained: the session rule's business
         self._seeded = seeded

@@ -23,6 +23,7 @@ from tapeshift.migrate.engine.toolkit.variable_store import FunctionFacts
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes
 from tapeshift.migrate.rules.contrib_slim import is_slim_call
 from tapeshift.migrate.rules.model_code_classes import FunctionContext, class_context
+from tapeshift.migrate.rules.model_code_syntax import construction
 
 _is_call = instance_test(cst.Call)  # answered once per type (LibCST's classes are ABCs)
 
@@ -126,13 +127,9 @@ class FunctionBodies:
     def _note_instance(self, stmt: cst.SimpleStatementLine) -> None:
         """``agent = Agent(...)`` at module level, of a class whose ``__init__`` made
         variables: they are the object's, made in the graph of this point."""
-        small = stmt.body[0] if len(stmt.body) == 1 else None
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                and isinstance(small.targets[0].target, cst.Name) \
-                and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name) \
-                and self._class_entries.get(small.value.func.value):
-            self._instances.append((small.targets[0].target.value, small.value.func.value,
-                                    self._store))
+        made = construction(stmt)
+        if made is not None and self._class_entries.get(made[1]):
+            self._instances.append((*made, self._store))
 
     def module_collection(self, original: cst.CSTNode, entries: list,
                           trainable_only: bool) -> Tuple[Optional[str], list]:

@@ -9,7 +9,7 @@ scopes, the RNNs and the Saver rule use.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Set
+from typing import Dict, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -45,6 +45,18 @@ def single_target(stmt: cst.SimpleStatementLine) -> Optional[str]:
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                 and target.value.value == "self":
             return f"self.{target.attr.value}"
+    return None
+
+
+def construction(node: cst.CSTNode) -> Optional[Tuple[str, str]]:
+    """(``name``, ``Class``) of ``name = Class(...)``: an assignment, or a statement
+    that is only that."""
+    if isinstance(node, cst.SimpleStatementLine):
+        node = node.body[0] if len(node.body) == 1 else None
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0].target, cst.Name) \
+            and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name):
+        return node.targets[0].target.value, node.value.func.value
     return None
 
 
