@@ -218,8 +218,8 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
         module names."""
         module_names = {n for s in self._module_node.body for n in _module_level_names(s)}
         self._copied: Set[int] = set()
-        self._kept_params: Dict[str, str] = {}  # a parameter of __init__ the steps read -> attr
-        self._kept_where: Dict[str, cst.CSTNode] = {}  # ... -> the statement that reads it
+        #: a parameter of __init__ the steps read (as self.<name>) -> the statement reading it
+        self._kept_params: Dict[str, cst.CSTNode] = {}
         for step in steps:
             needed = set(step.statements)
             frontier = list(step.statements)
@@ -269,8 +269,7 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
             self._bail(TS107.code, stmt, f"`{name}`, a parameter of `__init__`, is read by graph "
                        f"code a step method runs, and `self.{name}` is taken (set "
                        f"{'outside the class' if outside else 'otherwise'}): not converted")
-        self._kept_params[name] = f"self.{name}"
-        self._kept_where[name] = stmt
+        self._kept_params[name] = stmt
 
     def _check_copyable(self, body, k: int, name: str, module_names: Set[str]) -> None:
         """Statement ``k``, which binds the local ``name``, may be run again in a step
@@ -451,7 +450,7 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
                             and self._assignment(st)[1] == f"self.{name}"
                             for st in ctx.methods["__init__"].body.body)]
         for name in kept:
-            self.record_change(self._kept_where[name], f"`{name}`, a parameter of `__init__` "
+            self.record_change(self._kept_params[name], f"`{name}`, a parameter of `__init__` "
                                f"that graph code reads, kept on the object as `self.{name}` "
                                "for the step methods")
         if kept:  # parameters the step methods read, kept first thing
@@ -516,9 +515,8 @@ class _Localizer(cst.CSTTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
         # a parameter of __init__ the object keeps (ClassFeedsToMethods._keep_param)
-        kept = self.rule._kept_params.get(original_node.value)
-        if kept is not None and id(original_node) not in self._labels:
-            return cst.parse_expression(kept)
+        if original_node.value in self.rule._kept_params and id(original_node) not in self._labels:
+            return cst.Attribute(cst.Name("self"), cst.Name(original_node.value))
         return updated_node
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
