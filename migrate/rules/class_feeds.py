@@ -39,13 +39,13 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
-from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
+from tapeshift.migrate.engine.toolkit.tf_names import fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import SESSIONS
 from tapeshift.migrate.rules.class_feeds_driven import ClassDriven, driven_session
 from tapeshift.migrate.rules.class_feeds_sessions import ClassSessions, DropArguments
 from tapeshift.migrate.rules.feeds import TF_FUNCTION, FeedsToFunctions
-from tapeshift.migrate.rules.feeds_datasets import hoisted_what
+from tapeshift.migrate.rules.feeds_datasets import hoist, hoisted_what
 from tapeshift.migrate.rules.feeds_steps import Bail, RunReplacer, Step, described_feeds
 from tapeshift.migrate.rules.model_code_slim import remove_slim_imports
 from tapeshift.migrate.rules.model_code_classes import ClassContext, class_context, method_call
@@ -341,17 +341,8 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
         hoisted: Dict[int, cst.SimpleStatementLine] = {}
         for i, (base, expr, call) in sorted(self._hoist.items()):
             name = _fresh(base, taken)
-            hoisted[i] = cst.SimpleStatementLine(
-                [cst.Assign([cst.AssignTarget(cst.parse_expression(f"self.{name}"))], expr)],
-                leading_lines=body[i].leading_lines)
-            node = self._rewrites.get(i, body[i])
-            small = node.body[0]
-            new_call = small.value.with_changes(func=small.value.func.with_changes(
-                value=cst.parse_expression(f"self.{name}")))
-            # (its comments head the statement made once, not also each step's update)
-            self._rewrites[i] = node.with_changes(
-                body=[small.with_changes(value=new_call)],
-                leading_lines=[ln for ln in node.leading_lines if ln.comment is None])
+            hoisted[i], self._rewrites[i] = hoist(body[i], self._rewrites.get(i, body[i]), expr,
+                                                  cst.parse_expression(f"self.{name}"))
             self.record_change(body[i], f"{hoisted_what(expr)} `{code_of(expr)}` created once, "
                                f"as `self.{name}`")
         by_key: Dict[str, str] = {}
@@ -583,10 +574,6 @@ def _module_level_names(stmt: cst.CSTNode) -> Set[str]:
 
 
 def _fresh(base: str, taken: Set[str]) -> str:
-    name = base
-    k = 1
-    while name in taken:
-        name = f"{base}_{k}"
-        k += 1
+    name = fresh_name(base, taken)
     taken.add(name)
     return name

@@ -20,7 +20,7 @@ name bound again.
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 import libcst as cst
 
@@ -91,6 +91,24 @@ class DatasetIterators:
             return False
         self._graph_statement(i, node)
         return True
+
+
+def hoist(statement: cst.SimpleStatementLine, rewritten: cst.SimpleStatementLine,
+            expr: cst.BaseExpression, target: cst.BaseExpression
+            ) -> Tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
+    """``statement`` (``rewritten`` so far) calls a method of ``expr``, an optimizer
+    or iterator made in it: ``target = expr``, made once where ``statement`` was
+    (with its comments), and the statement calling ``target``'s method instead
+    (without them: they head what is made once, not also each step's call)."""
+    made = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], expr)],
+                                   leading_lines=statement.leading_lines)
+    small = rewritten.body[0]
+    call = small.value
+    if isinstance(call.func, cst.Attribute):
+        call = call.with_changes(func=call.func.with_changes(value=target))
+    return made, rewritten.with_changes(
+        body=[small.with_changes(value=call)],
+        leading_lines=[ln for ln in rewritten.leading_lines if ln.comment is None])
 
 
 def hoisted_what(expr: cst.BaseExpression) -> str:

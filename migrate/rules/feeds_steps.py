@@ -16,7 +16,7 @@ from tapeshift.migrate.engine.toolkit.tf_names import fresh_name
 from tapeshift.migrate.engine.toolkit.dataflow import Stmt, backward_slice, last_def, names_of
 from tapeshift.migrate.rules.session import TS107, TS108, TS116
 # the run records and their rewrite; Bail and the others are imported from here by the feeds rules
-from tapeshift.migrate.rules.feeds_datasets import hoisted_what
+from tapeshift.migrate.rules.feeds_datasets import hoist, hoisted_what
 from tapeshift.migrate.rules.feeds_runs import (DICT_OF_ZIP, Bail, Run, RunReplacer, Step,  # noqa: F401
                                                 described_feeds, given)
 
@@ -254,18 +254,8 @@ class StepFunctions:
         for i, (base, expr, call) in sorted(self._hoist.items()):
             name = fresh_name(base, taken)
             taken.add(name)
-            hoisted[i] = cst.SimpleStatementLine(
-                [cst.Assign([cst.AssignTarget(cst.Name(name))], expr)],
-                leading_lines=body[i].leading_lines)
-            node = self._rewrites.get(i, body[i])
-            small = node.body[0]
-            new_call = small.value
-            if isinstance(new_call.func, cst.Attribute):
-                new_call = new_call.with_changes(func=new_call.func.with_changes(value=cst.Name(name)))
-            # (its comments head the statement made once, not also each step's update)
-            self._rewrites[i] = node.with_changes(
-                body=[small.with_changes(value=new_call)],
-                leading_lines=[ln for ln in node.leading_lines if ln.comment is None])
+            hoisted[i], self._rewrites[i] = hoist(body[i], self._rewrites.get(i, body[i]), expr,
+                                                  cst.Name(name))
             self.record_change(body[i], f"{hoisted_what(expr)} `{code_of(expr)}` created once, "
                                f"as `{name}`")
         by_key: Dict[str, str] = {}
