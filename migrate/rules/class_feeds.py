@@ -88,13 +88,16 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self._replaced:
             return updated_node
-        body = [self._replaced.get(s, self._module_blocks.get(s, s)) for s in updated_node.body]
+        new = updated_node.with_changes(body=[self._replaced.get(s, s) for s in updated_node.body])
+        for block, replacement in self._module_blocks.items():  # (in main() or the guard too)
+            new = new.deep_replace(block, replacement)
         if self._dropped_args:
-            body = [s.visit(DropArguments(self._dropped_args)) for s in body]
+            new = new.with_changes(body=[s.visit(DropArguments(self._dropped_args))
+                                         for s in new.body])
         # the object's tf-slim layers are tf-keras ones now: tf-slim imports nothing
         # reads any more go (LibCST keeps those still used)
         remove_slim_imports(self.context, original_node)
-        return updated_node.with_changes(body=body)
+        return new
 
     # ------------------------------------------------------------------
     # reading the class

@@ -19,22 +19,25 @@ analysis reads its runs as it reads a method's; the runs it rewrites are spelled
 back. The initializer's runs go; the session rule then dissolves the ``with``.
 
 Only the plain shape is read (:func:`driven_session`): one object of one class that
-makes placeholders, made by a module-level statement before the one module-level
-``with tf.Session() as sess:``, and no other session or placeholder in the file.
-The module feeds rule leaves such a file to this one.
+makes placeholders, made by a statement before the one ``with tf.Session() as
+sess:`` in the same body (the module's, a module-level function's such as
+``main()``, or the ``if __name__ == "__main__":`` guard's), and no other session or
+placeholder in the file. The module feeds rule leaves such a file to this one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Set, Union
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 import libcst.matchers as m
 
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSIONS
 from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
+from tapeshift.migrate.rules.feeds_main import is_main_guard
 from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
 from tapeshift.migrate.rules.model_code_syntax import construction
 from tapeshift.migrate.rules.session import RANDOM, TS107
@@ -45,7 +48,11 @@ class Driven:
     cls: cst.ClassDef
     instance: str                        # the object's name: my_agent
     construction: cst.SimpleStatementLine  # my_agent = Agent(...)
-    session: cst.With                    # with tf.Session() as sess: (module level)
+    session: cst.With                    # with tf.Session() as sess:
+    #: the statements the two are among: the module's, a function's or the guard's
+    body: Sequence[cst.BaseStatement]
+    #: the function whose body that is (its names are locals the class cannot read)
+    function: Optional[cst.FunctionDef] = None
 
 
 def driven_session(module: cst.Module, tf_api_name: Callable) -> Optional[Driven]:
@@ -80,27 +87,29 @@ def driven_or_why(module: cst.Module, tf_api_name: Callable) -> Union[Driven, st
     if not runs_objects:
         return None
     classes = sorted(set(objects.values()))
-    shape = ("only one object of one class holding no session, made by a module-level "
-             "statement before the one module-level `with tf.Session() as sess:` that runs "
-             "its graph, is converted")
+    shape = ("only one object of one class holding no session, made before the one "
+             "`with tf.Session() as sess:` that runs its graph, in the same body (the "
+             "module's, a function's or the `__main__` guard's), is converted")
     if sum(1 for c in calls if tf_api_name(c.func) in SESSIONS) != 1:
         return f"the graph of `{classes[0]}` is run by module code with more than one Session: {shape}"
-    at = next((i for i, stmt in enumerate(module.body) if _session_with(stmt, tf_api_name)), None)
+    owner, body, at = next(((owner, body, i) for owner, body in _driver_bodies(module)
+                            for i, stmt in enumerate(body) if _session_with(stmt, tf_api_name)),
+                           (None, (), None))
     if at is None:
         return (f"the graph of `{classes[0]}` is run by a session opened other than by a "
-                f"module-level `with tf.Session() as sess:`: {shape}")
+                f"`with tf.Session() as sess:` of module code: {shape}")
     in_classes = {id(c) for cls in builders.values() for c in nodes_of(cls, cst.Call)}
     if len(builders) != 1 or placeholders - in_classes:
         return (f"placeholders are made outside `{classes[0]}` too (or by another class): "
                 f"{shape}")
     (name, cls), = builders.items()
-    made = [stmt for stmt in module.body[:at]
+    made = [stmt for stmt in body[:at]
             if (built := construction(stmt)) is not None and built[1] == name]
     uses = [n for n in nodes_of(module, cst.Name) if n.value == name and n is not cls.name]
     objects_of = sorted(o for o, c in objects.items() if c == name)
     if not made:
-        return (f"`{objects_of[0]} = {name}(...)` is not a module-level statement before the "
-                f"session block: {shape}")
+        return (f"`{objects_of[0]} = {name}(...)` is not a statement before the session "
+                f"block in its body: {shape}")
     if len(objects_of) > 1:
         return f"module code makes several objects of `{name}` ({', '.join(objects_of)}): {shape}"
     if len(made) != 1 or len(uses) != 1:
@@ -110,9 +119,22 @@ def driven_or_why(module: cst.Module, tf_api_name: Callable) -> Union[Driven, st
              and n.target.value == instance]
     if len(bound) != 1:
         return f"`{instance}` is bound more than once: {shape}"
-    if any(n.value == "self" for n in nodes_of(module.body[at], cst.Name)):
+    if any(n.value == "self" for n in nodes_of(body[at], cst.Name)):
         return f"the session block reads a name `self`: {shape}"
-    return Driven(cls, instance, made[0], module.body[at])
+    return Driven(cls, instance, made[0], body[at], body,
+                  owner if isinstance(owner, cst.FunctionDef) else None)
+
+
+def _driver_bodies(module: cst.Module) -> List[Tuple[cst.CSTNode, Sequence[cst.BaseStatement]]]:
+    """Where module code may make the object and open its session: the module's
+    body, a module-level function's (``main()``), the ``__main__`` guard's; each
+    with what holds it."""
+    out: List[Tuple[cst.CSTNode, Sequence[cst.BaseStatement]]] = [(module, module.body)]
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock) \
+                or is_main_guard(stmt):
+            out.append((stmt, stmt.body.body))
+    return out
 
 
 def _session_with(stmt: cst.CSTNode, tf_api_name: Callable) -> bool:
@@ -210,10 +232,8 @@ class ClassDriven:
         if getattr(self, "_driven", None) is None or session is None:
             return super()._session_helpers(module, body, session)
         scope = self._driven_scope()
-        outside = [n for stmt in self._module_node.body if stmt is not self._driven.session
-                   and stmt is not self._block for n in nodes(stmt)
-                   if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name)
-                   and n.value.value == self._driven.instance]
+        outside = [n for n in self._outside_nodes() if isinstance(n, cst.Attribute)
+                   and isinstance(n.value, cst.Name) and n.value.value == self._driven.instance]
         found: dict = {}
         grown = True
         while grown:  # (a method passing it on to one that runs it: `random_or_predict`)
@@ -258,11 +278,17 @@ class ClassDriven:
         helpers = getattr(self, "_helpers", {})
         return node.visit(_DropSession(helpers, "self")) if helpers else node
 
+    def _outside_nodes(self) -> List[cst.CSTNode]:
+        """The module's nodes outside the class and the session block."""
+        driven = self._driven
+        inside = {id(n) for block in (driven.session, self._block) for n in nodes(block)}
+        return [n for n in nodes(self._module_node) if id(n) not in inside]
+
     def _module_initializers(self) -> Set[str]:
-        """Module names bound once, to an initializer, and read only as what the
-        session runs: ``init = tf.global_variables_initializer()``."""
+        """Names bound once, to an initializer, by module code beside the object, and
+        read only as what the session runs: ``init = tf.global_variables_initializer()``."""
         out: Set[str] = set()
-        for stmt in self._module_node.body:
+        for stmt in self._driven.body:
             if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
                     and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 \
                     and isinstance(stmt.body[0].targets[0].target, cst.Name) \
@@ -279,7 +305,8 @@ class ClassDriven:
         the object's variables (``w_norm = tf.norm(agent.w)``) or drawn at random, which
         TF1 computed again at each run, would be computed once."""
         bindings: Dict[str, List[cst.BaseExpression]] = {}
-        for stmt in [*self._module_node.body, *nodes(self._driven_copy)]:
+        around = [] if self._driven.body is self._module_node.body else self._driven.body
+        for stmt in [*self._module_node.body, *around, *nodes(self._driven_copy)]:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
@@ -305,9 +332,19 @@ class ClassDriven:
                         for v in values):
                     changing.add(name)
                     grown = True
+        function = self._driven.function
+        local = set() if function is None else {
+            n for stmt in function.body.body for n in names_of(stmt)[1]} | {
+            p.name.value for p in function.params.params}
         for run in runs:
             for name in dict.fromkeys(run.names):
                 if name.startswith("self."):
+                    continue
+                if name in local:
+                    self._bail(TS107.code, run.call, f"`{name}`, fetched beside the values of "
+                               f"`{self._driven.instance}`, is a local of "
+                               f"`{function.name.value}()`, which the class's step methods "
+                               "cannot read: not converted")
                     continue
                 values = bindings.get(name, [])
                 if not values or name in changing and any(
@@ -322,12 +359,9 @@ class ClassDriven:
         attributes, not the graph values the step methods now compute."""
         driven = self._driven
         moved = self._names_of_graph() | set(self._placeholders) - set(self._settings)
-        for stmt in self._module_node.body:
-            if stmt is driven.session or stmt is driven.cls:
-                continue
-            for n in nodes(stmt):
-                if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) \
-                        and n.value.value == driven.instance and f"self.{n.attr.value}" in moved:
-                    self._bail(TS107.code, n, f"`{code_of(n)}`, a graph value of "
-                               f"`{driven.cls.name.value}`, is used outside the session block "
-                               "that runs it: not converted")
+        for n in self._outside_nodes():
+            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) \
+                    and n.value.value == driven.instance and f"self.{n.attr.value}" in moved:
+                self._bail(TS107.code, n, f"`{code_of(n)}`, a graph value of "
+                           f"`{driven.cls.name.value}`, is used outside the session block "
+                           "that runs it: not converted")

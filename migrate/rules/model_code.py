@@ -248,7 +248,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         #: class -> the entries its once-run methods make; the objects made at module
         #: level of such a class: (name, class, the store of the graph it is made in)
         self._class_entries: Dict[str, list] = {}
-        self._instances: List[Tuple[str, str, VariableStore]] = []
+        # agent = Agent(...): (agent, Agent, the store then, the function it is made in)
+        self._instances: List[Tuple[str, str, VariableStore, Optional[FunctionContext]]] = []
         self._called_at_top_only = calls_at_top_only(node)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
@@ -377,7 +378,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 out.append(stmt)
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
-                if self._class is None and self._function is None:
+                if self._class is None:
                     self._note_instance(stmt)
                 called = method_call(stmt, self._class) if self._class is not None else None
                 if called is not None and called not in self._class.bodies:

@@ -125,35 +125,38 @@ class FunctionBodies:
         return node.with_changes(body=node.body.with_changes(body=body))
 
     def _note_instance(self, stmt: cst.SimpleStatementLine) -> None:
-        """``agent = Agent(...)`` at module level, of a class whose ``__init__`` made
-        variables: they are the object's, made in the graph of this point."""
+        """``agent = Agent(...)`` at module level or in a model function (``main()``),
+        of a class whose ``__init__`` made variables: they are the object's, made in
+        the graph of this point."""
         made = construction(stmt)
         if made is not None and self._class_entries.get(made[1]):
-            self._instances.append((*made, self._store))
+            self._instances.append((*made, self._store, self._function))
 
     def module_collection(self, original: cst.CSTNode, entries: list,
                           trainable_only: bool) -> Tuple[Optional[str], list]:
         """What a collection read outside the classes holds of ``entries`` (the store's;
         a class's are there from when the class was read, under ``self.`` handles):
         (the object whose attributes they are, or None; the entries). At module
-        level, after the one ``agent = Agent(...)``: that object's variables, and
-        none of the module's own beside them. Otherwise reported."""
+        level or in a function, after the one ``agent = Agent(...)`` of that body:
+        that object's variables, and none of the module's own beside them. Otherwise
+        reported."""
         if self._class is not None:
             return None, entries
         made_by = {id(e): cls for cls, es in self._class_entries.items() for e in es}
-        live = [(name, cls) for name, cls, store in self._instances if store is self._store]
+        live = [(name, cls) for name, cls, store, fn in self._instances
+                if store is self._store and fn is self._function]
         theirs = [e for e in entries if id(e) in made_by]
         if not theirs and not live:
             return None, entries
         constructed = [n for n in nodes(self._module) if isinstance(n, cst.Call)
                        and isinstance(n.func, cst.Name) and self._class_entries.get(n.func.value)]
-        if self._function is not None or len(live) != 1 or len(constructed) != 1:
-            # (made in a function, by two objects, or later than this line: not followed)
+        if len(live) != 1 or len(constructed) != 1:
+            # (made in another function, by two objects, or later than this line: not followed)
             cls = made_by[id(theirs[0])] if theirs else live[0][1]
             self._fail(original, f"`{code_of(original)}`: the variables objects of `{cls}` "
                        "make where they are made are not listed here by the codemod (one "
-                       "object made by a module-level statement before this line is): not "
-                       "converted")
+                       "object made by a statement of the same body before this line is): "
+                       "not converted")
         if any(id(e) not in made_by for e in entries):
             self._fail(original, f"`{code_of(original)}` holds the variables `{live[0][0]}` "
                        "made and others: not converted")

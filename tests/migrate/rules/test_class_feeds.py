@@ -242,7 +242,7 @@ def test_the_plain_agent_converts():
 @pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
                                   "advantage_actor_critic.py", "ddpg_one_class.py",
                                   "pg_agent_graph_block.py", "driven_bandit.py",
-                                  "driven_passed_session.py"])
+                                  "driven_passed_session.py", "driven_in_main.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -569,7 +569,7 @@ def test_a_class_run_by_module_code_gets_public_step_methods():
       "init = tf.global_variables_initializer()\n\nwith tf.Session() as sess:\n",
       "\nwith tf.Session() as sess:\n    myAgent = Agent(lr=0.1, s_size=3, a_size=4)\n"
       "    weights = tf.trainable_variables()[0]\n    init = tf.global_variables_initializer()\n"),
-     "TS107", "`myAgent = Agent(...)` is not a module-level statement before the session block"),
+     "TS107", "`myAgent = Agent(...)` is not a statement before the session block in its body"),
 ])
 def test_a_class_run_by_module_code_it_cannot_follow(change, code, why):
     source = (DATA / "driven_bandit.py").read_text(encoding="utf-8").replace(*change)
@@ -620,6 +620,49 @@ def test_methods_passed_the_session_module_code_opened_lose_it():
     assert "print(agent.predict(0), agent.predict(1), agent.predict(2))\n" in out
     assert any("`act` no longer takes the session `sess`" in c.description for c in r.changes)
     assert not migrate_source(out, "driven_passed_session.py").changed
+
+
+def test_an_agent_made_and_run_by_main():
+    """`main()` makes the agent, lists its variables and opens the session it
+    passes to the agent's methods: its body is read as module code's would be."""
+    r = migrated("driven_in_main.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    code = out.split('"""', 2)[2]
+    assert "sess" not in code.replace('"""sess.run(', "")
+    for gone in ("reset_default_graph", "global_variables_initializer", "placeholder"):
+        assert gone not in code, gone
+    assert "def main():\n" in out and "if __name__ == '__main__':\n    main()\n" in out
+    assert "    agent = Agent()\n    n_variables = len([agent.W])\n" in out
+    assert "        action = agent.act(0.2, context, rng)\n" in out
+    assert "            loss = agent.run_loss(action_in=[action], reward_in=[reward], " \
+        "context_in=[context])\n" in out
+    assert "    print(n_variables, agent.predict(0), agent.predict(1), agent.predict(2))\n" in out
+    assert not migrate_source(out, "driven_in_main.py").changed
+
+
+def test_an_agent_made_and_run_in_the_main_guard():
+    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8")
+    head, tail = source.split("bandits = np.array")
+    guarded = "\n".join("    " + line if line.strip() else line
+                        for line in ("bandits = np.array" + tail).splitlines())
+    r = migrate_source(head + "if __name__ == '__main__':\n" + guarded + "\n", "guard.py")
+    assert r.mode == "tape", codes(r)
+    assert "\n    weights = [*myAgent.output_layer.trainable_variables][0]\n" in r.output
+    assert "            action = myAgent.run_chosen_action(state_in=[s])\n" in r.output
+    assert "tf.Session" not in r.output.split('"""', 2)[2]  # (after the docstring)
+
+
+def test_a_local_of_main_fetched_beside_the_agents_values_keeps_compat_form():
+    # the step method would read `weights`, a local of main(): NameError
+    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8")
+    head, tail = source.split("bandits = np.array")
+    body = "\n".join("    " + line if line.strip() else line
+                     for line in ("bandits = np.array" + tail).splitlines())
+    r = migrate_source(head + "def main():\n" + body + "\n\n\nmain()\n", "in_main.py")
+    assert r.mode == "compat"
+    assert any(f.code == "TS107" and "`weights`, fetched beside the values of `myAgent`, is a "
+               "local of `main()`" in f.message for f in r.findings), codes(r)
 
 
 def test_a_method_using_the_session_passed_otherwise_keeps_compat_form():
