@@ -408,7 +408,7 @@ class FeedsToFunctions(FedGraph, FedSettings, FedValues, Fetches, GraphBlocks, G
             # sess.run(accuracy, feed_dict={x: a}) of a tensor the function computed from
             # values: TF1 ran it whatever was fed; eager code has its value already
             numpy = [cst.Call(cst.Attribute(v, cst.Name("numpy"))) for v in fetched(fetch)]
-            self._value_runs[call] = numpy[0] if fetch is fetched(fetch)[0] \
+            self._value_runs[call] = numpy[0] if not isinstance(fetch, (cst.List, cst.Tuple)) \
                 else fetch.with_changes(elements=[e.with_changes(value=n) for e, n in
                                                   zip(fetch.elements, numpy)])
             self.record_change(call, f"`sess.run({code_of(fetch)}, ...)` of a value computed "

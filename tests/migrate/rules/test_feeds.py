@@ -1570,3 +1570,18 @@ def test_a_fetch_built_in_the_call_verifies_equal(tmp_path):
     assert report.status == "ok", report.to_text()
     assert report.new.values["testing_cost"].shape == ()
     assert any(row.name == "stdout:1" and row.status == "ok" for row in report.rows)
+
+
+def test_an_empty_fetch_list_is_an_empty_list():
+    # (TF1 returns [] for it; the codemod used to fail with an internal error)
+    r = migrated(_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = x * 2.0
+        with tf.Session() as sess:
+            print(sess.run([], feed_dict={x: [1.0, 1.0]}))
+            print(sess.run(y, feed_dict={x: [1.0, 1.0]}))
+    """))
+    assert r.mode == "tape", codes(r)
+    assert "\nprint([])\n" in r.output
