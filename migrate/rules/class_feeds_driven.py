@@ -36,8 +36,8 @@ import libcst.matchers as m
 from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSIONS
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
-from tapeshift.migrate.rules.feeds_main import is_main_guard
 from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
 from tapeshift.migrate.rules.model_code_syntax import construction
 from tapeshift.migrate.rules.session import RANDOM, TS107
@@ -132,7 +132,7 @@ def _driver_bodies(module: cst.Module) -> List[Tuple[cst.CSTNode, Sequence[cst.B
     out: List[Tuple[cst.CSTNode, Sequence[cst.BaseStatement]]] = [(module, module.body)]
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock) \
-                or is_main_guard(stmt):
+                or is_main_guard(stmt, without_else=True):
             out.append((stmt, stmt.body.body))
     return out
 

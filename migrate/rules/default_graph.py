@@ -33,8 +33,8 @@ import libcst.matchers as m
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.tf_names import tf_module_alias
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import nodes
-from tapeshift.migrate.rules.model_code_order import is_main_guard
 
 
 @register_rule

@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 import libcst.matchers as m
 
-from tapeshift.migrate.engine.toolkit.builders import code_of
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS, SESSIONS
 
@@ -39,14 +39,6 @@ from tapeshift.migrate.engine.tf1_api import DENSE_PLACEHOLDERS, INITIALIZERS, S
 #: FileWriter adds nothing to the graph; the summaries rule makes it a TF2 writer)
 _SESSION_SETUP = SESSIONS | INITIALIZERS | frozenset({"ConfigProto", "GPUOptions",
                                                       "summary.FileWriter", "summary.create_file_writer"})
-
-
-def is_main_guard(stmt: cst.CSTNode) -> bool:
-    """``if __name__ == "__main__":`` (either way round), with no ``else``."""
-    return isinstance(stmt, cst.If) and stmt.orelse is None and m.matches(stmt.test, m.Comparison(
-        comparisons=[m.ComparisonTarget(operator=m.Equal())])) and {
-            code_of(stmt.test.left), code_of(stmt.test.comparisons[0].comparator)} in (
-            {"__name__", '"__main__"'}, {"__name__", "'__main__'"})
 
 
 class SessionInMain:
@@ -83,7 +75,7 @@ class SessionInMain:
                 or not self._called_once_after(module, owner.name.value, at)):
             self._not_lifted = (f"{_title(owner)} is not called once, by a statement of its own "
                                 "after it (or it is decorated, or declares globals)")
-        elif isinstance(owner, cst.If) and not is_main_guard(owner):
+        elif isinstance(owner, cst.If) and not is_main_guard(owner, without_else=True):
             self._not_lifted = "the session is in an `if` block"
         if self._not_lifted:
             return blocks
@@ -108,7 +100,7 @@ class SessionInMain:
         for stmt in module.body[at + 1:]:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            for line in stmt.body.body if is_main_guard(stmt) else [stmt]:
+            for line in stmt.body.body if is_main_guard(stmt, without_else=True) else [stmt]:
                 if isinstance(line, cst.SimpleStatementLine) and all(
                         isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
                     continue
@@ -169,7 +161,7 @@ class SessionInMain:
         reads = sum(1 for n in nodes(module) if isinstance(n, cst.Name) and n.value == name
                     and id(n) not in attrs)
         calls = [call for stmt in module.body[at + 1:]
-                 for call in map(_call_statement, stmt.body.body if is_main_guard(stmt) else [stmt])
+                 for call in map(_call_statement, stmt.body.body if is_main_guard(stmt, without_else=True) else [stmt])
                  if call is not None and m.matches(call.func, m.Name(name))]
         return len(calls) == 1 and reads == 2  # (the def's own name, and the call)
 

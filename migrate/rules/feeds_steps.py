@@ -273,17 +273,17 @@ class StepFunctions:
         replacer = RunReplacer(self._run_calls, None, named, self._param,
                                drop=list(self._key_lists.values()), values=self._value_runs)
         out: List[cst.CSTNode] = []
-        gap = False  # a removed statement's blank line goes to the next one kept
+        gap = 0  # a removed statement's blank lines (up to 2) go to the next one kept
         comments: List[cst.EmptyLine] = []  # and a removed placeholder's comments
         out.extend(self._builds.get(-1, []))  # layers made before the block runs
         in_steps = {j for step in steps for j in step.statements}
         for i in range(start):
-            gap = gap or i == self._gap_at  # (feeds_sessions.py: a session opened early)
+            gap = max(gap, i == self._gap_at)  # (feeds_sessions.py: a session opened early)
             if i in hoisted:
                 stmt = hoisted[i]
                 if gap and out and not stmt.leading_lines:
-                    stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-                gap = False
+                    stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * gap)
+                gap = 0
                 out.append(stmt)
             if i in self._moving_averages:  # its first eager call makes the averages
                 self.record_change(body[i], f"`{code_of(body[i]).strip()}` kept here, where its "
@@ -292,7 +292,8 @@ class StepFunctions:
                 body[i] = self._rewrites.get(i, body[i])  # (out of its control_dependencies)
             elif i in self._graph or self._placeholder_stmt(i):
                 # (a hoisted statement took its blank lines)
-                gap = gap or i not in hoisted and any(ln.comment is None for ln in body[i].leading_lines)
+                if not gap and i not in hoisted:
+                    gap = min(2, sum(ln.comment is None for ln in body[i].leading_lines))
                 if self._placeholder_stmt(i) and i not in self._graph:
                     said = [ln for ln in body[i].leading_lines if ln.comment is not None]
                     if said and i + 1 in in_steps and i + 1 not in self._moving_averages and any(
@@ -317,14 +318,14 @@ class StepFunctions:
                                         self._names_of_graph() | set(self._placeholders))
             if gap and out and (not stmt.leading_lines or stmt.leading_lines[0].comment is not None):
                 # (before its comments: `import ...`, blank, `# the learning rate`, `lr = ...`)
-                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False),
-                                                        *stmt.leading_lines])
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * gap
+                                         + list(stmt.leading_lines))
             if comments:
                 lines = list(stmt.leading_lines)
                 at = next((k for k, ln in enumerate(lines) if ln.comment is not None), len(lines))
                 stmt = stmt.with_changes(leading_lines=lines[:at] + comments + lines[at:])
                 comments = []
-            gap = False
+            gap = 0
             out.append(stmt)
             out.extend(self._builds.get(i, []))
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self._templates:

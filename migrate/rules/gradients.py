@@ -32,6 +32,7 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_DICT, KindMixin
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.tree_helpers import TREE_HELPERS
 from tapeshift.migrate.engine.toolkit.gradient_helpers import (
     TAPE_PARAM, GradientHelper, gradient_helpers, imported_helper,
@@ -140,10 +141,6 @@ def _owner(element: cst.BaseElement) -> str:
     """What holds the variables of an element ``_owned_variables`` accepts."""
     v = element.value
     return code_of(v.func.value if isinstance(v, cst.Call) else v.value)
-
-
-def _is_main_guard(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.If) and "__name__" in code_of(node.test)
 
 
 @register_rule
@@ -317,7 +314,7 @@ class GradientsToTape(TapeRewriting, TapePlans, KindMixin, TapeshiftCodemod):
                                         "by TensorFlow control flow (while_loop, map_fn, ...)")
                             return None
                         return parent, parent.body.index(stmt), enclosing
-                    if _is_main_guard(owner) and owner.body is parent:
+                    if is_main_guard(owner) and owner.body is parent:
                         return parent, parent.body.index(stmt), enclosing
                     if isinstance(owner, cst.Else) and j >= 3 and isinstance(stack[j - 3], cst.If):
                         owner, j = stack[j - 3], j - 1  # the else branch of an if

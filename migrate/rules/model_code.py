@@ -67,17 +67,19 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from tapeshift.migrate.engine.findings import COMPAT_SAFETY, CodeInfo, Severity
+from tapeshift.migrate.engine.tf1_api import PLACEHOLDERS
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE, ModelCodeFacts, VariableStore
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
 from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS
 from tapeshift.migrate.rules.model_code_order import (
-    assignment_counts, calls_at_top_only, first_top_level_calls, is_main_guard, module_bindings,
+    assignment_counts, calls_at_top_only, first_top_level_calls, module_bindings,
 )
 from tapeshift.migrate.rules.savers import TS127
 from tapeshift.migrate.rules.model_code_calls import CallRewriter, single_target
@@ -163,7 +165,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
     CODES = (TS125, TS126)
     SCREEN_NAMES = frozenset({"variable_scope", "get_variable", "layers", "get_collection",
                               "trainable_variables", "global_variables", "name_scope", "Saver",
-                              "fully_connected", *RNN_WORDS})
+                              "fully_connected", "Variable", *RNN_WORDS})
     #: TF1's RNN cells and functions: converted at module level, else reported (TS125)
     HANDLES = RNN_APIS
 
@@ -201,9 +203,14 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         if self._alias is None:
             return False
         spelled = {n.value for n in nodes_of(node, cst.Name)}
-        if not spelled & self.SCREEN_NAMES:
-            # no variable store in use (plain tf.Variable only): nothing to replay; the
-            # rule acts where its screen lets it run, in reference mode as in the pipeline
+        self._fed_callees = self._functions_called_on_fed_values(node)
+        if not spelled & self.SCREEN_NAMES - {"Variable"} and not any(
+                self.tf_api_name(n.func) in ("Variable", "VariableV1")
+                for fn in node.body if isinstance(fn, cst.FunctionDef)
+                and fn.name.value in self._fed_callees for n in nodes_of(fn, cst.Call)):
+            # no variable store in use (plain tf.Variable only, none made by a model
+            # function graph code calls): nothing to replay; the rule acts where its
+            # screen lets it run, in reference mode as in the pipeline
             return False
         self._module = node
         # tf-keras' legacy cells, imported as tape form imports them: an RNN over one
@@ -228,6 +235,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                          if isinstance(value, cst.SimpleString)
                          and value.prefix.lower() in ("", "r", "u")}
         self._scope_vars: Dict[str, object] = {}  # `with ... as scope` -> the Scope
+        self._claimed: Set[str] = set()  # model functions' locals made module names
         # layer names given more than once (an eval and a target network's `l1`)
         given = [self._const_str(a.value) for n in nodes_of(node, cst.Call)
                  if (self.tf_api_name(n.func) or "").startswith("layers.")
@@ -259,6 +267,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         self._global_steps = [n for n in nodes_of(node, cst.Call) if (
             self.tf_api_name(n.func) or "") in GLOBAL_STEP_APIS]
         try:
+            self._no_aliases(node)
             if spelled & RNN_WORDS:
                 self._rnn_names_called(node)
             body = self._drop_unused_lists(self._block(list(node.body)))
@@ -309,6 +318,22 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                     and rnn_api(self.tf_api_name(a)) is not None:
                 self._fail(a, f"`{code_of(a)}` used other than called is not converted")
 
+    def _no_aliases(self, module: cst.Module) -> None:
+        """``dense = tf.layers.dense`` (or ``layers = tf.layers``): what is made
+        through such a name is not seen (a collection would miss its variables)."""
+        for assign in nodes_of(module, cst.Assign):
+            if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+                    or not isinstance(assign.value, (cst.Attribute, cst.Name)):
+                continue
+            api = self.tf_api_name(assign.value) or ""
+            if api in ("layers", "get_variable", "Variable", "VariableV1") \
+                    or api.startswith("layers.") and self._model_api(
+                        cst.Call(func=assign.value)) is not None:
+                name = assign.targets[0].target.value
+                self._fail(assign, f"`{name} = {code_of(assign.value)}`: model code called "
+                           f"through `{name}` is not converted (call `{code_of(assign.value)}` "
+                           "itself)")
+
     def _fail(self, node: cst.CSTNode, message: str) -> None:
         self.report(TS125.code, node, message)
         raise _NotStatic()
@@ -345,7 +370,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 out.append(self._read_class(stmt))
                 continue
             if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
-                    and self._has_model_calls(list(stmt.body.body), slim=False):
+                    and self._has_model_calls(list(stmt.body.body), slim=False) \
+                    and not self._variable_factory(stmt):
                 # (a function of tf-slim layers only is the feeds rule's: make_template)
                 # a model function: read where it is first called (TF1 makes its
                 # variables then); the def keeps its place
@@ -448,6 +474,36 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                     or expr.value not in self._function.params | self._function.locals):
                 return self._bindings[expr.value]
         return expr
+
+    def _variable_factory(self, fn: cst.FunctionDef) -> bool:
+        """A function making plain tf.Variables that is not a model function to read:
+        ``def weight(shape): return tf.Variable(...)``, each call of which makes a
+        variable where it is called, in TF2 as in TF1; or a program, ``main()``
+        opening the session that runs the graph it builds (the feeds rule's)."""
+        made = [n for n in nodes(fn.body) if _is_call(n) and self._model_api(n, False)]
+        if not made or any(self._model_api(c, False) not in ("Variable", "VariableV1")
+                           for c in made):
+            return False
+        returned = {id(n.value) for n in nodes(fn.body) if isinstance(n, cst.Return)}
+        return all(id(c) in returned for c in made) or fn.name.value not in self._fed_callees
+
+    def _functions_called_on_fed_values(self, module: cst.Module) -> Set[str]:
+        """The functions module code calls on a value computed from a placeholder
+        (``y_pred = build_net(x)``): graph code the feeds rule runs at each step,
+        whose plain tf.Variables are then made before the call, once."""
+        fed: Set[str] = set()
+        statements = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)] + [
+            s for g in module.body if is_main_guard(g, without_else=True) for s in g.body.body
+            if isinstance(s, cst.SimpleStatementLine)]
+        out: Set[str] = set()
+        for stmt in statements:
+            reads, writes = names_of(stmt)
+            calls = [n for n in nodes(stmt) if _is_call(n)]
+            if any(self.tf_api_name(c.func) in PLACEHOLDERS for c in calls) or reads & fed:
+                fed |= writes
+                out |= {c.func.value for c in calls if isinstance(c.func, cst.Name)
+                        and any(names_of(a)[0] & fed for a in c.args)}
+        return out
 
     def _has_model_calls(self, node, slim: bool = True) -> bool:
         """``slim``: tf-slim's fully_connected counts (model_code_slim.py)."""
@@ -581,6 +637,20 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         if literal is None:
             return None
         return _COLLECTION_KEYS.get(literal, f"custom:{literal}")
+
+    def function_handle(self, local: str) -> str:
+        """The module name for what a model function's ``local`` holds: ``local``
+        itself where the module spells it nowhere else and the function binds it
+        once (its reads then read the module name), else a fresh one."""
+        fn = self._function.node
+        inside = {id(n) for n in nodes(fn)}
+        own = self._function.local_counts.get(local) == 1 and local not in self._claimed \
+            and not any(n.value == local and id(n) not in inside
+                        for n in nodes_of(self._module, cst.Name))
+        if not own:
+            return self.handle(local)
+        self._claimed.add(local)
+        return local
 
     def handle(self, base: str, local: Optional[str] = None, tf1_name: str = "") -> str:
         """A fresh name for a variable or layer made by the rule (in a class, an

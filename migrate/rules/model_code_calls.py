@@ -273,9 +273,6 @@ class CallRewriter(cst.CSTTransformer):
     # -- tf.Variable in a scope -------------------------------------------
     def _variable(self, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
         rule = self.rule
-        if rule._function is not None:
-            rule._fail(original, "tf.Variable in a model function makes a new variable at each "
-                       "call (get_variable would share it): not converted")
         named = next((a for a in call.args if a.keyword is not None and a.keyword.value == "name"),
                      None)
         given = rule._const_str(named.value) if named is not None else None
@@ -284,10 +281,28 @@ class CallRewriter(cst.CSTTransformer):
         full = self.store.variable_name(given)
         trainable = not any(a.keyword is not None and a.keyword.value == "trainable"
                             and is_false(a.value) for a in call.args)
+        if rule._function is not None:
+            # a model function's variable is made at module level before its call (a
+            # second call, which would make another, is reported there), under the
+            # function's name for it; the function reads that
+            if not top or "." in self.target:
+                rule._fail(original, "tf.Variable in a model function other than bound to a "
+                           "name of its own is not converted")
+            handle = rule.function_handle(self.target)
+            self.store.add_variable(full, handle, trainable)
+            self.before.append(assign(handle, self._tf1_named(original, call, named, full)))
+            return cst.Name(handle)
         handle = self._own_handle(top, full.rpartition("/")[2]) or ""
         self.store.add_variable(full, handle, trainable)
-        if full == (given or "Variable") or full.rpartition("/")[0] == "" and not rule._uses_saver:
-            self.changed = bool(self.before)
+        return self._tf1_named(original, call, named, full)
+
+    def _tf1_named(self, original: cst.Call, call: cst.Call, named: Optional[cst.Arg],
+                   full: str) -> cst.Call:
+        """``tf.Variable(...)`` named ``full``, as TF1 named it, where that matters."""
+        rule = self.rule
+        if full == (rule._const_str(named.value) if named is not None else "Variable") \
+                or full.rpartition("/")[0] == "" and not rule._uses_saver:
+            self.changed = bool(self.before) or rule._function is not None
             return call  # TF2 names it as TF1 did, or its name is never looked up
         rule.record_change(original, f"tf.Variable named \"{full}\", as TF1 named it" + (
             " in its scope" if "/" in full else " (a Saver keeps variables by name)"))

@@ -76,6 +76,7 @@ class FunctionBodies:
             self._facts.functions[name] = FunctionFacts(
                 [e for e in store.entries.values() if e.order >= first],
                 alone=first == 0)
+            body = _comments_kept(fn, body, ctx.hoisted)
             out[index] = fn.with_changes(body=fn.body.with_changes(body=body))
             for made_stmt in ctx.hoisted:
                 reads = names_of(made_stmt)[0] & (ctx.params | ctx.locals)
@@ -247,3 +248,21 @@ def _without_pairs(stmt: cst.SimpleStatementLine, small: cst.Assign, pairs) -> c
             for k, (_, v) in enumerate(pairs)])
     return stmt.with_changes(body=[small.with_changes(
         targets=[small.targets[0].with_changes(target=target)], value=value)])
+
+
+def _comments_kept(fn: cst.FunctionDef, body: List[cst.BaseStatement],
+                   hoisted: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    """The comments heading a model function's body, which say what it does, stay
+    there when its first statement is made at module level instead (they went with
+    it)."""
+    first = fn.body.body[0] if fn.body.body else None
+    said = [ln for ln in getattr(first, "leading_lines", ()) if ln.comment is not None]
+    if not said or not body or not hoisted or body[0] is first:
+        return body
+    lines = list(hoisted[0].leading_lines)
+    texts = [ln.comment.value for ln in said]
+    if [ln.comment.value for ln in lines if ln.comment is not None][:len(said)] != texts:
+        return body
+    hoisted[0] = hoisted[0].with_changes(leading_lines=[
+        ln for ln in lines if ln.comment is None or ln.comment.value not in texts])
+    return [body[0].with_changes(leading_lines=[*said, *body[0].leading_lines]), *body[1:]]

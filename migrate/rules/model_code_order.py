@@ -14,15 +14,11 @@ from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 
 _is_call = instance_test(cst.Call)  # answered once per type (LibCST's classes are ABCs)
-
-
-def is_main_guard(stmt: cst.If) -> bool:
-    return "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
 
 
 def assignment_counts(module: cst.Module) -> Dict[str, int]:

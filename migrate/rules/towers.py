@@ -63,6 +63,7 @@ from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.tf_names import all_names, fresh_name, tf_module_alias
+from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import nodes
 from tapeshift.migrate.rules.towers_loop import (
     Loop, LoopReader, NotTowers, clean_args, is_call_of, reads, unwrapped)
@@ -158,7 +159,7 @@ class Towers(LoopReader, TapeshiftCodemod):
             return updated_node
         body = list(updated_node.body)
         for k, stmt in enumerate(body):
-            if isinstance(stmt, cst.If) and _is_main_guard(stmt) \
+            if isinstance(stmt, cst.If) and is_main_guard(stmt) \
                     and isinstance(stmt.body, cst.IndentedBlock):
                 inner = self._block(list(stmt.body.body), body[:k])
                 if inner is not None:
@@ -363,7 +364,7 @@ class Towers(LoopReader, TapeshiftCodemod):
             stmt = statements.pop()
             if stmt is skip or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            if isinstance(stmt, cst.If) and _is_main_guard(stmt) \
+            if isinstance(stmt, cst.If) and is_main_guard(stmt) \
                     and isinstance(stmt.body, cst.IndentedBlock):
                 statements.extend(stmt.body.body)
                 continue
@@ -378,10 +379,6 @@ class Towers(LoopReader, TapeshiftCodemod):
         if not name or any(reads(s, name) for s in rest):
             return body
         return rest
-
-
-def _is_main_guard(stmt: cst.If) -> bool:
-    return "__name__" in code_of(stmt.test) and "__main__" in code_of(stmt.test)
 
 
 def _assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from tapeshift.migrate.engine.toolkit.walk import instance_test
 
@@ -53,3 +54,15 @@ def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         stack.extend(reversed(statement_children(node)))
+
+
+_MAIN = m.SimpleString(m.MatchIfTrue(lambda s: s in ('"__main__"', "'__main__'")))
+_MAIN_TEST = m.Comparison(left=m.Name("__name__"), comparisons=[
+    m.ComparisonTarget(operator=m.Equal(), comparator=_MAIN)]) | m.Comparison(
+    left=_MAIN, comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.Name("__name__"))])
+
+
+def is_main_guard(stmt: cst.CSTNode, without_else: bool = False) -> bool:
+    """``if __name__ == "__main__":`` (either way round; ``without_else``: and no ``else``)."""
+    return isinstance(stmt, cst.If) and m.matches(stmt.test, _MAIN_TEST) \
+        and not (without_else and stmt.orelse is not None)
