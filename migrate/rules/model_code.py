@@ -78,6 +78,7 @@ from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE, ModelCod
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 from tapeshift.migrate.rules.model_code_calls import SUMMARY_OPS
 from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS
+from tapeshift.migrate.rules.model_code_per_call import PerCallFunctions
 from tapeshift.migrate.rules.model_code_order import (
     assignment_counts, calls_at_top_only, first_top_level_calls, module_bindings,
 )
@@ -156,7 +157,7 @@ _COLLECTION_KEYS = {"GraphKeys.TRAINABLE_VARIABLES": "trainable",
 _NO_SLOTS = frozenset({"train.GradientDescentOptimizer", "compat.v1.train.GradientDescentOptimizer"})
 
 @register_rule
-class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
+class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod):
     DESCRIPTION = "Variable scopes, get_variable and tf.layers -> TF2 variables and layers made once."
     RULE = "model-code"
     #: before the feeds rule, which then sees variables and layer objects made once
@@ -259,6 +260,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         # agent = Agent(...): (agent, Agent, the store then, the function it is made in)
         self._instances: List[Tuple[str, str, VariableStore, Optional[FunctionContext]]] = []
         self._called_at_top_only = calls_at_top_only(node)
+        self._per_call = self._per_call_functions(node)  # (model_code_per_call.py)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
         self._slim_dense = "fully_connected" in spelled
@@ -369,6 +371,11 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
             if isinstance(stmt, cst.ClassDef) and self._class is None:
                 out.append(self._read_class(stmt))
                 continue
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in self._per_call \
+                    and self._per_call[stmt.name.value].fn is stmt:
+                out.append(self._per_call_def(self._per_call[stmt.name.value]))
+                self._changed = True
+                continue
             if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
                     and self._has_model_calls(list(stmt.body.body), slim=False) \
                     and not self._variable_factory(stmt):
@@ -409,7 +416,9 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
                 called = method_call(stmt, self._class) if self._class is not None else None
                 if called is not None and called not in self._class.bodies:
                     self._class.bodies[called] = self._method(called)
-                made = self._model_functions_called(stmt)
+                stmt, made = self._per_call_made(stmt) if self._class is None \
+                    and self._function is None else (stmt, [])
+                made = made + self._model_functions_called(stmt)
                 new = [self._renamed(s) for s in self._statement(stmt)]
                 if made and new:  # the call's blank lines and comments go before what is made
                     made[0] = made[0].with_changes(
@@ -492,6 +501,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, TapeshiftCodemod):
         (``y_pred = build_net(x)``): graph code the feeds rule runs at each step,
         whose plain tf.Variables are then made before the call, once."""
         fed: Set[str] = set()
+        self._fed_names = fed  # (model_code_per_call.py: arguments of no fed value)
         statements = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)] + [
             s for g in module.body if is_main_guard(g, without_else=True) for s in g.body.body
             if isinstance(s, cst.SimpleStatementLine)]

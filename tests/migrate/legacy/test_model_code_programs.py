@@ -1,7 +1,8 @@
 """TF1 model code in the style of popular public programs, migrated to tape form and verified.
 
 Each program (tests/migrate/data/model_code/) builds its model with variable
-scopes, ``get_variable``, ``tf.layers`` or collections by scope; the codemod
+scopes, ``get_variable``, ``tf.layers``, collections by scope or a layer helper
+making its variables at each call; the codemod
 must take it to tape form (no Session, placeholder, variable scope or
 tf.layers left; tf-keras layers under the TF1 names), and ``tapeshift verify``
 must find the migrated program's numbers equal to the TF1 program's, random
@@ -28,7 +29,8 @@ def migrated(name):
 
 
 def test_the_programs():
-    assert PROGRAMS == ["actor_critic_scopes.py", "mlp_batch_norm.py", "siamese_auto_reuse.py"]
+    assert PROGRAMS == ["actor_critic_scopes.py", "add_layer_regression.py", "mlp_batch_norm.py",
+                        "siamese_auto_reuse.py"]
 
 
 @pytest.mark.parametrize("name", PROGRAMS)

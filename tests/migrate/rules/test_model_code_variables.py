@@ -78,17 +78,23 @@ def test_a_local_named_like_a_module_name_gets_a_fresh_one():
     assert "W2_1 = tf.Variable(" in r.output and "return tf.matmul(h, W2_1)" in r.output
 
 
-@pytest.mark.parametrize("change, why", [
-    # a second call would make a second set: the code read once shares one
-    (("y_pred = build_net(x)\n", "y_pred = build_net(x)\ny_other = build_net(x)\n"),
-     "`build_net` is called again"),
-    # the initial value reads a value of the call
-    (("[hidden_size, 1]", "[hidden_size, x.shape[0]]"), "a value of the call"),
-])
-def test_what_the_codemod_cannot_make_once_keeps_compat_form(change, why):
-    r = migrate_source(DQN.replace(*change), "dqn.py")
+def test_a_second_call_makes_a_second_set():
+    source = DQN.replace("y_pred = build_net(x)\n", "y_pred = build_net(x)\ny_other = build_net(x)\n") \
+        .replace("tf.square(y - y_pred)", "tf.square(y - y_pred - y_other)")
+    r = migrate_source(source, "dqn.py")
+    assert r.mode == "tape", codes(r)
+    assert "def build_net(x, W1, b1, W2):\n" in r.output
+    for made in ("y_pred_W1", "y_pred_b1", "y_pred_W2", "y_other_W1", "y_other_b1", "y_other_W2"):
+        assert f"\n{made} = tf.Variable(" in r.output, made
+    assert "y_other = build_net(x, y_other_W1, y_other_b1, y_other_W2)\n" in r.output
+    assert not migrate_source(r.output, "dqn.py").changed
+
+
+def test_an_initial_value_read_off_a_fed_value_keeps_compat_form():
+    r = migrate_source(DQN.replace("[hidden_size, 1]", "[hidden_size, x.shape[0]]"), "dqn.py")
     assert r.mode == "compat"
-    assert any(why in m for _, m in codes(r)), codes(r)
+    assert any("`build_net` makes its variables from `x`, which the codemod cannot evaluate "
+               "again before the call" in m for _, m in codes(r)), codes(r)
 
 
 def test_a_variable_factory_and_a_function_called_on_values_stay_as_written():
@@ -177,3 +183,110 @@ def test_layers_called_through_an_alias_keep_compat_form():
     assert r.mode == "compat"
     assert any(c == "TS125" and "`dense = tf.layers.dense`: model code called through `dense`"
                in m for c, m in codes(r)), codes(r)
+
+
+# -- a function making new variables at each call (model_code_per_call.py) --------
+
+ADD_LAYER = dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+
+    def add_layer(inputs, in_size, out_size, activation_function=None):
+        # add one more layer
+        Weights = tf.Variable(tf.random_normal([in_size, out_size]))
+        biases = tf.Variable(tf.zeros([1, out_size]) + 0.1)
+        Wx_plus_b = tf.matmul(inputs, Weights) + biases
+        if activation_function is None:
+            return Wx_plus_b
+        return activation_function(Wx_plus_b)
+
+
+    hidden = 10
+    xs = tf.placeholder(tf.float32, [None, 1])
+    ys = tf.placeholder(tf.float32, [None, 1])
+    # the hidden layer
+    l1 = add_layer(xs, 1, hidden, activation_function=tf.nn.relu)
+    prediction = add_layer(l1, hidden, 1, activation_function=None)
+    loss = tf.reduce_mean(tf.square(ys - prediction))
+    train_step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            sess.run(train_step, feed_dict={xs: np.ones((4, 1)), ys: np.ones((4, 1))})
+''')
+
+
+def test_a_function_making_variables_at_each_call_is_passed_each_calls_set():
+    r = migrate_source(ADD_LAYER, "layers.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    # the sizes only the variables read go; the variables take their place
+    assert dedent('''\
+        def add_layer(inputs, Weights, biases, activation_function=None):
+            # add one more layer
+            Wx_plus_b = tf.matmul(inputs, Weights) + biases
+    ''') in out
+    # made before each call, once, after the call's target, from its arguments
+    assert dedent('''\
+        hidden = 10
+        # the hidden layer
+        l1_Weights = tf.Variable(tf.random.normal([1, hidden]))
+        l1_biases = tf.Variable(tf.zeros([1, hidden]) + 0.1)
+        prediction_Weights = tf.Variable(tf.random.normal([hidden, 1]))
+        prediction_biases = tf.Variable(tf.zeros([1, 1]) + 0.1)
+    ''') in out
+    assert "        l1 = add_layer(xs, l1_Weights, l1_biases, activation_function=tf.nn.relu)\n" in out
+    assert "        prediction = add_layer(l1, prediction_Weights, prediction_biases, " \
+        "activation_function=None)\n" in out
+    assert "[l1_Weights, l1_biases, prediction_Weights, prediction_biases]" in out
+    assert not migrate_source(out, "layers.py").changed
+
+
+@pytest.mark.parametrize("call, expected", [
+    # all by position: the variables by position
+    ("add_layer(l1, hidden, 1, None)", "add_layer(l1, prediction_Weights, prediction_biases, None)"),
+    # sizes by keyword: the variables by keyword
+    ("add_layer(l1, in_size=hidden, out_size=1)",
+     "add_layer(l1, Weights=prediction_Weights, biases=prediction_biases)"),
+    # an expression: in parentheses where it is read
+    ("add_layer(l1, hidden, 2 + 1)", "add_layer(l1, prediction_Weights, prediction_biases)"),
+])
+def test_each_call_passes_the_variables_as_it_passed_the_sizes(call, expected):
+    source = ADD_LAYER.replace("add_layer(l1, hidden, 1, activation_function=None)", call)
+    r = migrate_source(source, "layers.py")
+    assert r.mode == "tape", codes(r)
+    assert f"prediction = {expected}\n" in r.output
+    if "2 + 1" in call:
+        assert "prediction_biases = tf.Variable(tf.zeros([1, (2 + 1)]) + 0.1)\n" in r.output
+
+
+def test_a_parameter_the_computation_reads_too_is_kept():
+    source = ADD_LAYER.replace("Wx_plus_b = tf.matmul(inputs, Weights) + biases",
+                               "Wx_plus_b = tf.matmul(inputs, Weights) + biases * out_size")
+    r = migrate_source(source, "layers.py")
+    assert r.mode == "tape", codes(r)
+    # the variables where the size that goes was
+    assert "def add_layer(inputs, Weights, biases, out_size, activation_function=None):\n" \
+        in r.output
+    assert "l1 = add_layer(xs, l1_Weights, l1_biases, hidden, activation_function=tf.nn.relu)\n" \
+        in r.output
+    assert not migrate_source(r.output, "layers.py").changed
+
+
+@pytest.mark.parametrize("change, why", [
+    # a size read off a fed value: not known before the call
+    (("[in_size, out_size]", "[inputs.shape[1], out_size]"),
+     "`add_layer` makes its variables from `xs`, which the codemod cannot evaluate again"),
+    # an argument computed by a call: evaluated twice it might differ
+    (("add_layer(xs, 1, hidden,", "add_layer(xs, int(np.sqrt(1)), hidden,"),
+     "which the codemod cannot evaluate again before the call"),
+    # called in a loop: how many sets TF1 made is known only when it runs
+    (("prediction = add_layer(l1, hidden, 1, activation_function=None)\n",
+      "for _ in range(2):\n    l1 = add_layer(l1, hidden, hidden)\n"
+      "prediction = add_layer(l1, hidden, 1, activation_function=None)\n"), "a value of the call"),
+])
+def test_a_set_per_call_the_codemod_cannot_make_keeps_compat_form(change, why):
+    r = migrate_source(ADD_LAYER.replace(*change), "layers.py")
+    assert r.mode == "compat"
+    assert any(why in m for _, m in codes(r)), codes(r)
