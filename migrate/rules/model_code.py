@@ -55,7 +55,9 @@ without AUTO_REUSE) is reported (TS125) and the file keeps its compat form.
 This module walks the blocks and statements; the rule's other parts are
 :mod:`~tapeshift.migrate.rules.model_code_scopes` (scope blocks dissolved,
 constant names), :mod:`~tapeshift.migrate.rules.model_code_functions` (model
-functions and classes read where they run), both mixins of :class:`ModelCode`,
+functions and classes read where they run) and
+:mod:`~tapeshift.migrate.rules.model_code_per_call` (functions making new
+variables at each call, read at each), mixins of :class:`ModelCode`,
 and :mod:`~tapeshift.migrate.rules.model_code_calls` (the calls rewritten).
 """
 
