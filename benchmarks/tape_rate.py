@@ -77,6 +77,9 @@ class Script:
     run_seconds: Optional[float] = None
     args: tuple = ()
     note: str = ""
+    #: folders the script writes into and expects to exist: made in the working
+    #: directory of each verify run
+    dirs: tuple = ()
 
     @property
     def local(self) -> Path:
@@ -119,7 +122,8 @@ def load_manifest(path: Path) -> List[Script]:
         unknown = set(entry) - set(Script.__dataclass_fields__)
         if unknown:
             raise ManifestError(f"{where} ({entry['path']}): unknown key(s) {sorted(unknown)}")
-        scripts.append(Script(**{**entry, "args": tuple(entry.get("args", ()))}))
+        scripts.append(Script(**{**entry, "args": tuple(entry.get("args", ())),
+                                 "dirs": tuple(entry.get("dirs", ()))}))
     if not scripts:
         raise ManifestError(f"{path}: no [[script]] entries")
     return scripts
@@ -256,6 +260,8 @@ def verify_scripts(texts: dict, data: Path, timeout: float, seed: Optional[int] 
                 row["status"] = "not-migrated"
             else:
                 with tempfile.TemporaryDirectory(prefix="tape-rate-") as cwd:
+                    for folder in script.dirs:
+                        (Path(cwd) / folder).mkdir(parents=True, exist_ok=True)
                     report = verify_sources(source, output, data / script.local, timeout=timeout,
                                             args=script.args, cwd=cwd, seed=seed,
                                             align_random=align_random)

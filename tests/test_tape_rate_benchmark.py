@@ -185,3 +185,27 @@ def test_an_archive_member_escaping_the_folder_leaves_no_tree(download, tmp_path
     with pytest.raises(download.DownloadError, match="escapes the folder"):
         download.unpack(archive, tmp_path / "trees" / "evil-1.0")
     assert list((tmp_path / "trees").iterdir()) == []
+
+
+def test_a_script_s_folders_are_made_where_verify_runs_it(tape_rate, tmp_path, monkeypatch):
+    """`dirs = ["results"]`: a script saving into ./results/ finds it in the run's folder."""
+    from types import SimpleNamespace
+
+    import tapeshift.migrate.legacy.verify as verify
+
+    manifest = tmp_path / "scripts.toml"
+    manifest.write_text('[[script]]\nrepo = "a/b"\npath = "x.py"\ncommit = "' + "0" * 40 + '"\n'
+                        'what = "saves frames"\nruns_without_data = true\n'
+                        'dirs = ["results/frames"]\n')
+    script, = tape_rate.load_manifest(manifest)
+    assert script.dirs == ("results/frames",)
+    seen = []
+
+    def fake_verify(source, output, path, **kwargs):
+        seen.append((Path(kwargs["cwd"]) / "results" / "frames").is_dir())
+        return SimpleNamespace(status="ok", summary=lambda: "ok")
+
+    monkeypatch.setattr(verify, "verify_sources", fake_verify)
+    result = SimpleNamespace(mode="tape")
+    rows = tape_rate.verify_scripts({script: (result, "src", "out")}, tmp_path, timeout=1)
+    assert seen == [True] and rows[0]["status"] == "ok"
