@@ -37,7 +37,7 @@ import libcst.matchers as m
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
-from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS
+from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, variable_factory
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -172,6 +172,15 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
             self._check_driven_fetches(runs)
         self._copy_locals(steps, body, start, flat)
         return self._emit(cls, ctx, flat, body, start, runs, steps)
+
+    def _factory(self, call: cst.Call) -> Optional[cst.Call]:
+        """``self.init_weights(shape)`` of a method that only returns a new variable,
+        as a module function's (feeds_graph.py): a variable made there."""
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) \
+                and call.func.value.value == "self":
+            fn = self._ctx.methods.get(call.func.attr.value)
+            return variable_factory(fn, self.tf_api_name) if fn is not None else None
+        return super()._factory(call)
 
     def _known_builders(self) -> Dict[str, cst.Call]:
         """``self.m`` for each method whose body makes a tf.Variable: a graph statement

@@ -96,9 +96,17 @@ _SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp
 
 def _module_function_reads(module: cst.Module) -> Dict[str, Set[str]]:
     """Module-level function -> the module names its body and its parameters'
-    defaults read (through the functions it calls too)."""
+    defaults read (through the functions it calls too); a method, as ``self.<name>``
+    (of any class: a union where two define it), -> the attributes of ``self`` it
+    reads (``self.forward`` computing with ``self.W1``)."""
     defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
     own: Dict[str, Set[str]] = {}
+    for cls in module.body:
+        for fn in cls.body.body if isinstance(cls, cst.ClassDef) else ():
+            if isinstance(fn, cst.FunctionDef):
+                key = f"self.{fn.name.value}"
+                own[key] = own.get(key, set()) | {
+                    n for n in names_of(fn.body, "self")[0] if n.startswith("self.")}
     for name, fn in defs.items():
         loads, stores = names_of(fn.body)
         declared = (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)

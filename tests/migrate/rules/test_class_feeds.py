@@ -242,7 +242,8 @@ def test_the_plain_agent_converts():
 @pytest.mark.parametrize("name", ["dqn_agent.py", "pg_agent.py", "actor_critic.py",
                                   "advantage_actor_critic.py", "ddpg_one_class.py",
                                   "pg_agent_graph_block.py", "driven_bandit.py",
-                                  "driven_passed_session.py", "driven_in_main.py"])
+                                  "driven_passed_session.py", "driven_in_main.py",
+                                  "driven_xor_forward.py"])
 def test_the_migrated_agent_computes_the_legacy_numbers(name, tmp_path):
     from tapeshift.migrate.legacy.verify import verify_sources
 
@@ -639,6 +640,23 @@ def test_an_agent_made_and_run_by_main():
         "context_in=[context])\n" in out
     assert "    print(n_variables, agent.predict(0), agent.predict(1), agent.predict(2))\n" in out
     assert not migrate_source(out, "driven_in_main.py").changed
+
+
+def test_weights_from_a_helper_method_and_a_forward_method():
+    """`self.W1 = self.init_weights(shape)` makes a variable (TF1's default var_list
+    lists it); `self.forward(x)` computes with them (the tape watches that call)."""
+    r = migrated("driven_xor_forward.py")
+    assert r.mode == "tape", codes(r)
+    out = r.output
+    assert "        self.W1 = self.init_weights([2, 5])\n" in out
+    assert "    def init_weights(self, shape):\n" \
+        "        return tf.Variable(np.linspace(-1.0, 1.0, np.prod(shape))" in out
+    assert "        with tf.GradientTape() as tape:\n" \
+        "            logits = self.forward(input_ph)\n" in out
+    assert "zip(tape.gradient(loss, [self.W1, self.b1, self.w2, self.b2]), " \
+        "[self.W1, self.b1, self.w2, self.b2])" in out
+    assert "        prediction = self.forward(input_ph, train=False)\n" in out
+    assert not migrate_source(out, "driven_xor_forward.py").changed
 
 
 def test_an_agent_made_and_run_in_the_main_guard():
