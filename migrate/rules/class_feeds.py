@@ -37,7 +37,7 @@ import libcst.matchers as m
 from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
-from tapeshift.migrate.engine.toolkit.kinds import VARIABLE_MAKERS, variable_factory
+from tapeshift.migrate.engine.toolkit.kinds import RETURNS_TENSOR, VARIABLE_MAKERS, variable_factory
 from tapeshift.migrate.engine.toolkit.variable_store import VARIABLE_REFS
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -195,6 +195,10 @@ class ClassFeedsToMethods(ClassDriven, ClassSessions, FeedsToFunctions):
 
     def _ref_kinds(self, body: List[cst.CSTNode], end: int) -> dict:
         kinds: dict = {}
+        # self.forward(x) of a method returning tensors only (tf ops' results): a tensor
+        for name, fn in self._ctx.methods.items():
+            if name != "__init__" and self.returns_tensor(fn, {}):
+                kinds[f"self.{name}"] = RETURNS_TENSOR
         for stmt in body[:end]:
             value, target = self._assignment(stmt)
             if target is not None and value is not None:

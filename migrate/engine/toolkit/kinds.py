@@ -9,12 +9,13 @@ call that made each value; anything else is "unknown".
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.statements import statements
+from tapeshift.migrate.engine.toolkit.walk import nodes
 
 VARIABLE_MAKERS = frozenset({"Variable", "get_variable", "VariableV1"})
 LIST_MAKERS = frozenset({
@@ -89,7 +90,8 @@ class KindMixin:
             name = self.tf_api_name(expr.func)
             if name is None:
                 # f = lambda a, b: tf.sin(b * tf.cos(a * x)); f(a, b): what its body makes
-                if isinstance(expr.func, cst.Name) and kinds.get(expr.func.value) == RETURNS_TENSOR:
+                # (or a function, self.forward(x) a method, returning tensors only)
+                if _handle(expr.func) and kinds.get(_handle(expr.func)) == RETURNS_TENSOR:
                     return "tensor"
                 if isinstance(expr.func, cst.Name) \
                         and kinds.get(expr.func.value) == RETURNS_VARIABLE:
@@ -145,6 +147,19 @@ class KindMixin:
             return "tuple"
         return "unknown"
 
+    def returns_tensor(self, fn: cst.FunctionDef, kinds: dict) -> bool:
+        """Every ``return`` of ``fn`` returns a tensor (``return tf.matmul(h, W2)``)."""
+        if fn.asynchronous is not None or any(isinstance(n, (cst.Yield, cst.Await))
+                                              for n in nodes(fn.body)):
+            return False
+        nested = {id(n) for d in statements(fn.body) if isinstance(d, (cst.FunctionDef, cst.ClassDef))
+                  for n in statements(d.body)}
+        returns = [n for n in statements(fn.body) if type(n) is cst.Return and id(n) not in nested]
+        if not returns or any(r.value is None for r in returns):
+            return False
+        local = _local_kinds(self, fn, kinds)
+        return local is not None and all(self.expr_kind(r.value, local) == "tensor" for r in returns)
+
     def infer_kinds(self, module: cst.Module):
         """(kinds, list_elements) for every name assigned in the module."""
         kinds: dict = {}
@@ -154,6 +169,8 @@ class KindMixin:
                 returned = variable_factory(node, self.tf_api_name)
                 if returned is not None and self.expr_kind(returned, kinds) == "variable":
                     kinds[node.name.value] = RETURNS_VARIABLE  # (a trainable one)
+                elif self.returns_tensor(node, kinds):
+                    kinds[node.name.value] = RETURNS_TENSOR
                 continue
             if type(node) is not cst.Assign or len(node.targets) != 1:
                 continue
@@ -191,6 +208,56 @@ class KindMixin:
                         kinds[el.value.value] = "tensor" if vk == "list" or looped else (
                             "variable" if ek == "variable" else "unknown")
         return kinds, elements
+
+
+def _local_kinds(owner, fn: cst.FunctionDef, kinds: dict) -> Optional[dict]:
+    """The kinds of ``fn``'s names where it returns (``kinds``: the names it reads
+    from outside; a parameter, or a name bound other than by ``name = value``, is
+    unknown)."""
+    nested = {id(n) for d in statements(fn.body) if isinstance(d, (cst.FunctionDef, cst.ClassDef))
+              for n in statements(d.body)}
+    inner = [n for n in statements(fn.body) if id(n) not in nested]
+    declared = (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params,
+                *[p for p in (fn.params.star_arg, fn.params.star_kwarg) if isinstance(p, cst.Param)])
+    unknown = {p.name.value for p in declared}
+    simple = [n for n in inner if type(n) is cst.Assign and len(n.targets) == 1
+              and isinstance(n.targets[0].target, cst.Name)]
+    for n in inner:
+        targets: list = []
+        if isinstance(n, cst.For):
+            targets = [n.target]
+        elif isinstance(n, cst.With):
+            targets = [i.asname.name for i in n.items if i.asname is not None]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, cst.Assign) and n not in simple:
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not fn:
+            targets = [n.name]
+        elif isinstance(n, (cst.Import, cst.ImportFrom, cst.ExceptHandler, cst.Global,
+                            cst.Nonlocal)):
+            return None  # (names bound or declared otherwise: not followed)
+        unknown |= {m.value for t in targets for m in _target_names(t)}
+    bound = unknown | {n.targets[0].target.value for n in simple}
+    local = {k: v for k, v in kinds.items() if k not in bound}
+    for n in simple:
+        name = n.targets[0].target.value
+        kind = owner.expr_kind(n.value, local)
+        local[name] = kind if local.get(name, kind) == kind else "unknown"
+    for name in unknown:
+        local[name] = "unknown"
+    return local
+
+
+def _target_names(expr: cst.CSTNode) -> List[cst.Name]:
+    """The names a target binds (``a``, ``(a, b)``; ``x[i]`` none)."""
+    if isinstance(expr, cst.Name):
+        return [expr]
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return [n for e in expr.elements for n in _target_names(e.value)]
+    if isinstance(expr, cst.StarredElement):
+        return _target_names(expr.value)
+    return []
 
 
 def _handle(expr: cst.BaseExpression) -> str:
@@ -232,3 +299,4 @@ def _single_loop_vars(call: cst.Call) -> int:
             for e in loop_vars.elements):
         return len(loop_vars.elements)
     return -1
+

@@ -655,7 +655,8 @@ def test_weights_from_a_helper_method_and_a_forward_method():
         "            logits = self.forward(input_ph)\n" in out
     assert "zip(tape.gradient(loss, [self.W1, self.b1, self.w2, self.b2]), " \
         "[self.W1, self.b1, self.w2, self.b2])" in out
-    assert "        prediction = self.forward(input_ph, train=False)\n" in out
+    assert "        prediction = self.forward(input_ph, train=False)\n" \
+        "        return prediction.numpy()\n" in out  # (forward returns tensors only)
     assert not migrate_source(out, "driven_xor_forward.py").changed
 
 

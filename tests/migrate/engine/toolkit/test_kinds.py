@@ -60,3 +60,39 @@ def test_calls_of_a_lambda_of_a_tf_op_and_averages_are_tensors():
     assert found["pred"] == "tensor" and found["avg"] == "tensor"
     assert found["other"] == "unknown"  # g's body is not a TensorFlow op
     assert found["a"] == found["b"] == "tensor"  # while_loop gives tensors back, eager too
+
+
+def test_calls_of_a_function_returning_tensors_only_are_tensors():
+    found = kinds("""
+        import tensorflow as tf
+        x = tf.constant([[1.0, 2.0]])
+        w = tf.Variable([[1.0], [2.0]])
+
+        def net(inputs, train=True):
+            h = tf.matmul(inputs, w)
+            if train:
+                return h
+            return tf.sigmoid(h)
+
+        def act(inputs, activation):
+            return activation(tf.matmul(inputs, w))  # what activation returns is not known
+
+        def pick(inputs):
+            for h in [inputs, inputs]:
+                pass
+            return h  # bound by a loop: not followed
+
+        def gen(inputs):
+            yield tf.matmul(inputs, w)
+
+        def shadow(x):
+            return x  # the parameter, not the module's tensor
+
+        y = net(x)
+        z = act(x, tf.nn.relu)
+        p = pick(x)
+        g = gen(x)
+        s = shadow(x)
+    """)
+    assert found["y"] == "tensor"
+    assert found["z"] == found["p"] == found["g"] == found["s"] == "unknown"
