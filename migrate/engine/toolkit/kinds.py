@@ -154,11 +154,13 @@ class KindMixin:
             return False
         nested = {id(n) for d in statements(fn.body) if isinstance(d, (cst.FunctionDef, cst.ClassDef))
                   for n in statements(d.body)}
-        returns = [n for n in statements(fn.body) if type(n) is cst.Return and id(n) not in nested]
-        if not returns or any(r.value is None for r in returns):
-            return False
+        returned = [n.value for n in statements(fn.body)
+                    if isinstance(n, cst.Return) and id(n) not in nested]
+        values = [v for v in returned if v is not None]
+        if not returned or len(values) != len(returned):
+            return False  # (a bare return gives None)
         local = _local_kinds(self, fn, kinds)
-        return local is not None and all(self.expr_kind(r.value, local) == "tensor" for r in returns)
+        return local is not None and all(self.expr_kind(v, local) == "tensor" for v in values)
 
     def infer_kinds(self, module: cst.Module):
         """(kinds, list_elements) for every name assigned in the module."""
