@@ -37,7 +37,7 @@ from tapeshift.migrate.engine.tf1_api import INITIALIZERS, PLACEHOLDERS, SESSION
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.statements import is_main_guard
-from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
+from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of, remembered
 from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
 from tapeshift.migrate.rules.model_code_syntax import construction
 from tapeshift.migrate.rules.session import RANDOM, TS107
@@ -64,7 +64,11 @@ def driven_session(module: cst.Module, tf_api_name: Callable) -> Optional[Driven
 def driven_or_why(module: cst.Module, tf_api_name: Callable) -> Union[Driven, str, None]:
     """:func:`driven_session`'s answer; or, for a module whose session runs what an
     object of its class holds (``sess.run(agent.x)``) in another shape, why it is not
-    read so; None for a module of neither kind."""
+    read so; None for a module of neither kind. (Read once per tree: three rules ask.)"""
+    return remembered(module, "driven", lambda: _driven_or_why(module, tf_api_name))
+
+
+def _driven_or_why(module: cst.Module, tf_api_name: Callable) -> Union[Driven, str, None]:
     calls = nodes_of(module, cst.Call)
     placeholders = {id(c) for c in calls if tf_api_name(c.func) in PLACEHOLDERS}
     builders = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.ClassDef)
