@@ -42,7 +42,8 @@ class CarriesLeadingLines:
         own = list(getattr(original, "leading_lines", ()))
         if about:
             own = without_comment_on(own, about)
-        lines = [*self._carried.pop(id(original), []), *own]
+        carried = self._carried.pop(id(original), [])
+        lines = merged_lines(carried, own) if carried else own  # (two went: not their sum)
         after = self._next_sibling.get(id(original)) if hasattr(self, "_next_sibling") else None
         if after is not None and lines:
             self._carried[id(after)] = lines

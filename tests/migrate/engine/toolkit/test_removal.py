@@ -88,3 +88,25 @@ def test_a_last_statement_takes_its_lines_with_it():
             drop()
         z = 3
     """) == "def f():\n    y = 2\nz = 3\n"
+
+
+def test_statements_removed_in_a_row_leave_the_larger_blank_run_not_the_sum():
+    assert _run("""
+        def f():
+            return 1
+
+
+        drop()
+
+        drop()
+
+        # the plot
+        print(f())
+    """) == textwrap.dedent("""
+        def f():
+            return 1
+
+
+        # the plot
+        print(f())
+    """).lstrip("\n")
