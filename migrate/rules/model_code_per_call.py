@@ -147,15 +147,18 @@ def _calls(module: cst.Module, name: str) -> Optional[List[cst.Call]]:
 
 
 class _Substitute(cst.CSTTransformer):
-    """Each parameter name -> the call's argument (in parentheses where it must be)."""
+    """Each parameter name read in ``expr`` -> the call's argument (in parentheses
+    where it must be); not a keyword (``stddev=stddev``) or an attribute's name."""
 
-    def __init__(self, values: Dict[str, cst.BaseExpression]) -> None:
+    def __init__(self, expr: cst.BaseExpression, values: Dict[str, cst.BaseExpression]) -> None:
         super().__init__()
         self.values = values
+        self.names = {id(a.keyword) for a in nodes_of(expr, cst.Arg) if a.keyword is not None} \
+            | {id(a.attr) for a in nodes_of(expr, cst.Attribute)}
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         value = self.values.get(original_node.value)
-        if value is None:
+        if value is None or id(original_node) in self.names:
             return updated_node
         value = value.deep_clone()
         if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) and not value.lpar:
@@ -235,7 +238,6 @@ class PerCallFunctions:
         base = target[0] if target is not None and target[1] is call else found.name
         made: List[cst.BaseStatement] = []
         handles: Dict[str, str] = {}
-        substitute = _Substitute({n: values[n] for n in read})
         for local, i in found.variables:
             handle = self.handle(f"{base}_{local}")
             self._assignments[handle] = 1  # (a module name of its own)
@@ -246,7 +248,8 @@ class PerCallFunctions:
             rewriter = CallRewriter(self, handle)
             new = fn.body.body[i].visit(rewriter)
             made.extend(rewriter.before)
-            made.append(assign(handle, new.body[0].value.visit(substitute)))
+            value = new.body[0].value
+            made.append(assign(handle, value.visit(_Substitute(value, {n: values[n] for n in read}))))
         if made:  # (the call's blank lines and comments head what is made for it)
             made[0] = made[0].with_changes(leading_lines=stmt.leading_lines)
             stmt = stmt.with_changes(leading_lines=[])

@@ -30,6 +30,24 @@ NON_TENSOR = frozenset({
     "initialize_variables", "float32", "float64", "int32", "int64", "bool", "TensorShape",
     "shape",
 })
+#: TF calls whose value is a tuple, a namedtuple, a structure or a SparseTensor (no
+#: ``.numpy()`` of its own): a tuple of tensors is "unknown", not "tensor"
+STRUCTURE_RESULTS = frozenset({
+    "nn.moments", "nn.weighted_moments", "nn.sufficient_statistics", "nn.top_k", "math.top_k",
+    "unique", "unique_with_counts", "setdiff1d", "listdiff", "sets.difference",
+    "linalg.eigh", "self_adjoint_eig", "linalg.eig", "svd", "linalg.svd", "qr", "linalg.qr",
+    "linalg.lu", "identity_n", "cond", "case", "switch_case", "map_fn", "scan", "foldl",
+    "foldr", "py_func", "numpy_function", "py_function", "nn.max_pool_with_argmax",
+    "nn.fractional_max_pool", "nn.fractional_avg_pool", "nn.ctc_greedy_decoder",
+    "nn.ctc_beam_search_decoder", "nn.log_uniform_candidate_sampler",
+    "nn.uniform_candidate_sampler", "random.uniform_candidate_sampler",
+    "nn.fixed_unigram_candidate_sampler", "nn.learned_unigram_candidate_sampler",
+    "nn.compute_accidental_hits", "nn.dynamic_rnn", "nn.static_rnn", "nn.bidirectional_dynamic_rnn",
+    "nn.raw_rnn", "nn.static_bidirectional_rnn", "SparseTensor", "sparse.from_dense",
+    "sparse.reorder", "sparse.reshape", "sparse.concat", "sparse.slice", "sparse.transpose",
+    "sparse.retain", "sparse.reset_shape", "sparse.fill_empty_rows", "sparse.split",
+    "sparse_placeholder",
+})
 #: TF modules whose calls make no tensor (optimizers, writers, strategies and their contexts)
 NON_TENSOR_MODULES = frozenset({"train", "summary", "distribute"})
 
@@ -118,13 +136,16 @@ class KindMixin:
                 return "variable"
             if name in LIST_MAKERS:
                 return "list"
-            if name in NON_TENSOR or "." in name and name.split(".")[0] in NON_TENSOR_MODULES:
+            if name in NON_TENSOR or name in STRUCTURE_RESULTS \
+                    or "." in name and name.split(".")[0] in NON_TENSOR_MODULES:
                 return "unknown"
             return "tensor"
         if isinstance(expr, cst.Subscript):
             base = self.expr_kind(expr.value, kinds)
             if base == VARIABLE_DICT:
                 return "variable"  # weights['h1']
+            if base == "list" and any(isinstance(e.slice, cst.Slice) for e in expr.slice):
+                return "list"  # tf.trainable_variables()[:2]: a list still
             return "tensor" if base in ("tensor", "variable", "list") else "unknown"
         if isinstance(expr, cst.BinaryOperation):
             kl = self.expr_kind(expr.left, kinds)

@@ -261,6 +261,17 @@ def test_each_call_passes_the_variables_as_it_passed_the_sizes(call, expected):
         assert "prediction_biases = tf.Variable(tf.zeros([1, (2 + 1)]) + 0.1)\n" in r.output
 
 
+def test_a_keyword_named_like_a_parameter_is_not_substituted():
+    # `stddev=stddev`: the value is the call's, the keyword stays (it was a SyntaxError, TS114)
+    source = ADD_LAYER.replace("def add_layer(inputs, in_size, out_size, activation_function=None):",
+                               "def add_layer(inputs, in_size, out_size, activation_function=None, "
+                               "stddev=0.3):").replace(
+        "tf.random_normal([in_size, out_size])", "tf.random_normal([in_size, out_size], stddev=stddev)")
+    r = migrate_source(source, "layers.py")
+    assert r.mode == "tape", codes(r)
+    assert "l1_Weights = tf.Variable(tf.random.normal([1, hidden], stddev=0.3))\n" in r.output
+
+
 def test_a_parameter_the_computation_reads_too_is_kept():
     source = ADD_LAYER.replace("Wx_plus_b = tf.matmul(inputs, Weights) + biases",
                                "Wx_plus_b = tf.matmul(inputs, Weights) + biases * out_size")

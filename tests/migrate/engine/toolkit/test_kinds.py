@@ -96,3 +96,24 @@ def test_calls_of_a_function_returning_tensors_only_are_tensors():
     """)
     assert found["y"] == "tensor"
     assert found["z"] == found["p"] == found["g"] == found["s"] == "unknown"
+
+
+def test_ops_returning_tuples_and_slices_of_lists_are_no_tensors():
+    # (.numpy() of a tuple, a TopKV2 or a list fails)
+    found = kinds("""
+        import tensorflow as tf
+        x = tf.constant([[1.0, 2.0, 3.0]])
+        mean_var = tf.nn.moments(x, axes=[0])
+        best = tf.nn.top_k(x, 2)
+        values, idx = tf.unique(tf.constant([1, 1, 2]))
+        w = tf.Variable(1.0)
+        first_two = tf.trainable_variables()[:2]
+        first = tf.trainable_variables()[0]
+
+        def stats(t):
+            return tf.nn.moments(t, axes=[0])
+
+        s = stats(x)
+    """)
+    assert found["mean_var"] == found["best"] == found["s"] == "unknown"
+    assert found["first_two"] == "list" and found["first"] == "tensor"
