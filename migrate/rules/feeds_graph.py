@@ -445,8 +445,10 @@ class FedGraph:
                 continue
             if self._ref(call.func) in self._plain_builders:
                 self._bail(TS107.code, call, f"`{self._ref(call.func)}` creates a tf.Variable at every "
-                           "call (make_template shares only variables made through variable "
-                           "scopes: get_variable, tf-slim layers): not converted")
+                           "call, in a shape the codemod does not read at each call (there: "
+                           "`local = tf.Variable(...)` statements of its own body, from its "
+                           "parameters and module names, each call a module-level statement; "
+                           "docs/migrate.md, \"Model code\"): not converted")
             if is_slim_call(self, call):
                 self._bail(TS107.code, call, f"`{code_of(call.func)}` creates variables from a fed "
                            "value outside a model function; put the layers in a function (the "

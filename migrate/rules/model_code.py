@@ -74,6 +74,7 @@ from tapeshift.migrate.engine.registry import register_rule
 from tapeshift.migrate.engine.rule import TapeshiftCodemod
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.kinds import variable_factory
 from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.tf_names import fresh_name, tf_module_alias
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE, ModelCodeFacts, VariableStore
@@ -207,8 +208,14 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
             return False
         spelled = {n.value for n in nodes_of(node, cst.Name)}
         self._fed_callees = self._functions_called_on_fed_values(node)
+        # def weight_variable(shape): return tf.Variable(...): a call of it makes one
+        self._factories: Dict[str, cst.Call] = {
+            fn.name.value: made for fn in node.body if isinstance(fn, cst.FunctionDef)
+            and (made := variable_factory(fn, self.tf_api_name)) is not None
+            and self.tf_api_name(made.func) in ("Variable", "VariableV1")}
         if not spelled & self.SCREEN_NAMES - {"Variable"} and not any(
                 self.tf_api_name(n.func) in ("Variable", "VariableV1")
+                or isinstance(n.func, cst.Name) and n.func.value in self._factories
                 for fn in node.body if isinstance(fn, cst.FunctionDef)
                 and fn.name.value in self._fed_callees for n in nodes_of(fn, cst.Call)):
             # no variable store in use (plain tf.Variable only, none made by a model
@@ -530,6 +537,9 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
 
     def _model_api(self, call: cst.Call, slim: bool = True) -> Optional[str]:
         api = self.tf_api_name(call.func)
+        if api is None and isinstance(call.func, cst.Name) \
+                and call.func.value in getattr(self, "_factories", {}):
+            return "Variable"  # weight_variable([5, 5, 1, 32]): a new variable
         if api is None:
             if slim and self._function is None and self._slim_dense and is_slim_dense(self, call):
                 return "layers.fully_connected"  # read as tf.layers.dense (model_code_slim.py)

@@ -273,14 +273,23 @@ class CallRewriter(cst.CSTTransformer):
     # -- tf.Variable in a scope -------------------------------------------
     def _variable(self, original: cst.Call, call: cst.Call, top: bool) -> cst.BaseExpression:
         rule = self.rule
-        named = next((a for a in call.args if a.keyword is not None and a.keyword.value == "name"),
+        # weight_variable([4, 8]): the tf.Variable(...) the factory returns names it
+        factory = rule._factories.get(original.func.value) \
+            if isinstance(original.func, cst.Name) else None
+        made = factory if factory is not None else call
+        named = next((a for a in made.args if a.keyword is not None and a.keyword.value == "name"),
                      None)
         given = rule._const_str(named.value) if named is not None else None
         if named is not None and given is None:
             rule._fail(original, f"`{code_of(original)}`: a variable named by a computed value")
         full = self.store.variable_name(given)
         trainable = not any(a.keyword is not None and a.keyword.value == "trainable"
-                            and is_false(a.value) for a in call.args)
+                            and is_false(a.value) for a in made.args)
+        if factory is not None and full != (given or "Variable") and (
+                "/" in full or rule._uses_saver):
+            rule._fail(original, f"`{code_of(original)}`: TF1 names the variable `{full}` "
+                       "(a scope or a repeated name), which the factory does not take: not "
+                       "converted")
         if rule._function is not None:
             # a model function's variable is made at module level before its call (a
             # second call, which would make another, is reported there), under the

@@ -289,9 +289,17 @@ class SessionToEager(SessionRewriting, VariableResets, CarriesLeadingLines, Kind
         # tf.Variable(xavier(...)): its draws are initial values too
         helpers = {name for name, sites in helper_uses.items()
                    if sites and all(stack is not None and in_init(stack) for stack in sites)}
+        # initial = tf.random_normal(shape); return tf.Variable(initial): initial values too
+        def is_maker(c: cst.Call) -> bool:
+            return self.is_tf(c.func, *VARIABLE_MAKERS)
+
+        initial = {i for fn in {id(a): a for _, stack in randoms for a in stack
+                                if _is_function(a)}.values()
+                   for i in _initial_value_assigns(fn, is_maker)}
         for call, stack in randoms:
             inner = next((a for a in reversed(stack) if _is_function(a)), None)
-            if not in_init(stack) and not (inner is not None and inner.name.value in helpers):
+            if not in_init(stack) and not (inner is not None and inner.name.value in helpers) \
+                    and not any(id(a) in initial for a in stack):
                 if has_session or evals:  # else nothing runs it again: one draw in both
                     self.report(TS108.code, call, "a random op outside a variable initialiser "
                                 "draws new values at every sess.run, but once in eager code")
@@ -545,3 +553,23 @@ def _session_use(name: cst.Name, parent: cst.CSTNode, grand: cst.CSTNode) -> str
     if isinstance(parent, cst.Attribute):
         return f"`{code_of(parent)}`"
     return f"`{name.value}` read by `{' '.join(code_of(parent).split())[:60]}`"
+
+
+def _initial_value_assigns(fn: cst.FunctionDef, is_maker) -> Set[int]:
+    """``initial = tf.random_normal(shape)`` in ``fn``, its name bound once and read
+    only in the arguments of a variable maker there (``tf.Variable(initial)``): those
+    Assign nodes (their draws are initial values)."""
+    assigns = [n for n in nodes(fn.body) if isinstance(n, cst.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0].target, cst.Name)]
+    in_makers = {id(name) for call in nodes(fn.body) if isinstance(call, cst.Call) and is_maker(call)
+                 for arg in call.args for name in nodes(arg.value) if isinstance(name, cst.Name)}
+    targets = {id(a.targets[0].target) for a in assigns}
+    out: Set[int] = set()
+    for a in assigns:
+        name = a.targets[0].target.value
+        reads = [n for n in nodes(fn.body) if isinstance(n, cst.Name) and n.value == name
+                 and id(n) not in targets]
+        bound = sum(1 for b in assigns if b.targets[0].target.value == name)
+        if bound == 1 and reads and all(id(n) in in_makers for n in reads):
+            out.add(id(a))
+    return out

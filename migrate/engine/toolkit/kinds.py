@@ -69,16 +69,22 @@ RETURNS_VARIABLE = "function returning a new variable"
 
 
 def variable_factory(fn: cst.FunctionDef, tf_api_name) -> Optional[cst.Call]:
-    """The variable maker call of a function whose body (a docstring aside) is only
-    ``return tf.Variable(...)`` (or ``get_variable``); None for any other function."""
+    """The variable maker call of a function whose body (a docstring aside) is
+    ``return tf.Variable(...)`` (or ``get_variable``), after assignments of its
+    initial value to names of its own (``initial = tf.truncated_normal(shape)``);
+    None for any other function."""
     body = [s for s in fn.body.body if not (
         isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
         and isinstance(s.body[0], cst.Expr) and isinstance(s.body[0].value, cst.SimpleString))] \
         if isinstance(fn.body, cst.IndentedBlock) else []
-    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) \
-            or len(body[0].body) != 1 or not isinstance(body[0].body[0], cst.Return):
+    if not body or not isinstance(body[-1], cst.SimpleStatementLine) \
+            or len(body[-1].body) != 1 or not isinstance(body[-1].body[0], cst.Return) \
+            or not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                       and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
+                       and isinstance(s.body[0].targets[0].target, cst.Name)
+                       for s in body[:-1]):
         return None
-    value = body[0].body[0].value
+    value = body[-1].body[0].value
     if isinstance(value, cst.Call) and tf_api_name(value.func) in VARIABLE_MAKERS:
         return value
     return None

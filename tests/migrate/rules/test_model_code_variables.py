@@ -301,3 +301,99 @@ def test_a_set_per_call_the_codemod_cannot_make_keeps_compat_form(change, why):
     r = migrate_source(ADD_LAYER.replace(*change), "layers.py")
     assert r.mode == "compat"
     assert any(why in m for _, m in codes(r)), codes(r)
+
+
+# -- variable factories (the TensorFlow MNIST tutorials' weight_variable) -------------
+
+DEEPNN = dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+
+    def weight_variable(shape):
+        initial = tf.truncated_normal(shape, stddev=0.1)
+        return tf.Variable(initial)
+
+
+    def bias_variable(shape):
+        initial = tf.constant(0.1, shape=shape)
+        return tf.Variable(initial)
+
+
+    def deepnn(x):
+        W1 = weight_variable([4, 8])
+        b1 = bias_variable([8])
+        h = tf.nn.relu(tf.matmul(x, W1) + b1)
+        W2 = weight_variable([8, 2])
+        b2 = bias_variable([2])
+        return tf.matmul(h, W2) + b2
+
+
+    x = tf.placeholder(tf.float32, [None, 4])
+    y_ = tf.placeholder(tf.float32, [None, 2])
+    y = deepnn(x)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y_, logits=y))
+    train_step = tf.train.AdamOptimizer(1e-2).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            print(sess.run([train_step, loss], feed_dict={x: np.ones((2, 4)), y_: np.eye(2)})[1])
+''')
+
+
+def test_a_model_function_making_its_variables_with_a_factory():
+    """mnist_deep.py's shape: deepnn(x) calls weight_variable(shape), which returns a
+    new tf.Variable of an initial value it computes first."""
+    r = migrate_source(DEEPNN, "deep.py")
+    assert r.mode == "tape", codes(r)
+    assert dedent('''\
+        def deepnn(x):
+            h = tf.nn.relu(tf.matmul(x, W1) + b1)
+            return tf.matmul(h, W2) + b2
+
+
+        W1 = weight_variable([4, 8])
+        b1 = bias_variable([8])
+        W2 = weight_variable([8, 2])
+        b2 = bias_variable([2])
+    ''') in r.output
+    assert "zip(tape.gradient(loss, [W1, b1, W2, b2]), [W1, b1, W2, b2])" in r.output
+    assert not migrate_source(r.output, "deep.py").changed
+
+
+def test_module_code_making_variables_with_a_factory_of_two_statements():
+    source = DEEPNN.replace("y = deepnn(x)\n", "W = weight_variable([4, 2])\ny = tf.matmul(x, W)\n")
+    r = migrate_source(source, "deep.py")
+    assert r.mode == "tape", codes(r)
+    assert "\nW = weight_variable([4, 2])\n" in r.output
+    assert "zip(tape.gradient(loss, [W]), [W])" in r.output
+
+
+def test_a_factory_method_drawing_its_initial_value_first():
+    # the draw is the variable's initial value: not a random op run at each step
+    source = dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+
+        class Net:
+            def __init__(self):
+                self.x = tf.placeholder(tf.float32, [None, 4])
+                self.W = self.init_weights((4, 2))
+                self.loss = tf.reduce_sum(tf.matmul(self.x, self.W))
+                self.train = tf.train.GradientDescentOptimizer(0.1).minimize(self.loss)
+
+            def init_weights(self, shape):
+                weights = tf.random_normal(shape, stddev=0.1)
+                return tf.Variable(weights)
+
+
+        net = Net()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(sess.run([net.train, net.loss], feed_dict={net.x: np.ones((2, 4))})[1])
+    ''')
+    r = migrate_source(source, "net.py")
+    assert r.mode == "tape", codes(r)
+    assert "        self.W = self.init_weights((4, 2))\n" in r.output
+    assert "zip(tape.gradient(loss, [self.W]), [self.W])" in r.output
