@@ -181,6 +181,20 @@ def _only_runs_or_passes(body: cst.CSTNode, name: str, helpers: Dict[str, tuple]
     return bool(uses) and all(id(n) in allowed for n in uses)
 
 
+def _runs_or_passed(body: cst.CSTNode, name: str) -> bool:
+    """``name`` is read in ``body``, only as ``name.run(...)`` or as an argument of a
+    method of ``self`` (``self.predict(name, x)``)."""
+    allowed = {id(call.func.value) for call in nodes_of(body, cst.Call)
+               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"
+               and m.matches(call.func.value, m.Name(name))}
+    allowed |= {id(a.value) for call in nodes_of(body, cst.Call)
+                if m.matches(call.func, m.Attribute(value=m.Name("self"))) for a in call.args}
+    keywords = {id(a.keyword) for a in nodes_of(body, cst.Arg) if a.keyword is not None}
+    uses = [n for n in nodes(body) if isinstance(n, cst.Name) and n.value == name
+            and id(n) not in keywords]
+    return bool(uses) and all(id(n) in allowed for n in uses)
+
+
 class ClassDriven:
     """Part of ``ClassFeedsToMethods``: the session block of module code read as the
     class's own (its state: ``_driven``, ``_originals``)."""
@@ -238,23 +252,28 @@ class ClassDriven:
         scope = self._driven_scope()
         outside = [n for n in self._outside_nodes() if isinstance(n, cst.Attribute)
                    and isinstance(n.value, cst.Name) and n.value.value == self._driven.instance]
+        # every method whose parameter is only run or passed to methods may be one;
+        # those that are not (called otherwise, passing it elsewhere) go, until none
+        # does: a method passing it on to another under its own name (`train(self,
+        # session)` calling `self.predict(session, x)`) stays with it
+        methods = {name: fn for name, fn in self._ctx.methods.items()
+                   if name not in self._ctx.once and not any(n.attr.value == name for n in outside)}
         found: dict = {}
-        grown = True
-        while grown:  # (a method passing it on to one that runs it: `random_or_predict`)
-            grown = False
-            for name, fn in self._ctx.methods.items():
-                if name in found or name in self._ctx.once \
-                        or any(n.attr.value == name for n in outside):
-                    continue
-                for at, param in enumerate(fn.params.params[1:]):
-                    if param.default is None \
-                            and _only_runs_or_passes(fn.body, param.name.value, found) \
-                            and _called_with(scope, name, param.name.value, at, session,
-                                             method=True):
-                        found[name] = (param.name.value, at)
-                        grown = True
-                        break
-        return found
+        for name, fn in methods.items():
+            at = next((k for k, p in enumerate(fn.params.params[1:])
+                       if p.default is None and _runs_or_passed(fn.body, p.name.value)), None)
+            if at is not None:
+                found[name] = (fn.params.params[1 + at].name.value, at)
+        while True:
+            passing = {name: param for name, (param, _) in found.items()}
+            gone = [name for name, (param, at) in found.items()
+                    if not (_only_runs_or_passes(methods[name].body, param, found)
+                            and _called_with(scope, name, param, at, session, method=True,
+                                             passing=passing))]
+            if not gone:
+                return found
+            for name in gone:
+                del found[name]
 
     def _driven_scope(self) -> cst.IndentedBlock:
         """The class and its session block, one tree to walk (not a Module: the walks

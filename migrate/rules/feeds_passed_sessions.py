@@ -97,11 +97,18 @@ def _only_runs(body: cst.CSTNode, name: str) -> bool:
 
 
 def _called_with(module: cst.CSTNode, function: str, param: str, at: int, session: str,
-                 method: bool = False) -> bool:
+                 method: bool = False, passing: Optional[Dict[str, str]] = None) -> bool:
     """Every read of ``function`` in ``module`` is a call passing ``session`` (a name)
     as ``param``, at position ``at`` or by keyword, with no ``*``/``**`` arguments.
     ``method``: ``function`` is a method, read as ``self.function`` (``module``: the
-    class and the code that calls its methods, spelling the object ``self``)."""
+    class and the code that calls its methods, spelling the object ``self``).
+    ``passing``: functions that pass on the session they are given -> the parameter
+    it is in there (a call in such a function may pass that name instead)."""
+    passing = passing or {}
+    owner: Dict[int, str] = {}  # a call -> the function of ``passing`` it is in
+    for fn in nodes(module):
+        if isinstance(fn, cst.FunctionDef) and fn.name.value in passing:
+            owner.update((id(n), fn.name.value) for n in nodes(fn.body))
     if method:
         calls = [n for n in nodes(module) if isinstance(n, cst.Call) and m.matches(
             n.func, m.Attribute(value=m.Name("self"), attr=m.Name(function)))]
@@ -120,8 +127,9 @@ def _called_with(module: cst.CSTNode, function: str, param: str, at: int, sessio
             return False
         passed = [a for k, a in enumerate(call.args) if (a.keyword is None and k == at)
                   or (a.keyword is not None and a.keyword.value == param)]
+        name = passing.get(owner.get(id(call), ""), session)
         if len(passed) != 1 or not (isinstance(passed[0].value, cst.Name)
-                                    and passed[0].value.value == session):
+                                    and passed[0].value.value == name):
             return False
     return True
 

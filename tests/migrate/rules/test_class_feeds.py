@@ -684,6 +684,18 @@ def test_a_local_of_main_fetched_beside_the_agents_values_keeps_compat_form():
                "local of `main()`" in f.message for f in r.findings), codes(r)
 
 
+def test_a_method_passing_on_the_session_under_its_own_name():
+    # act(self, session, ...) calls self.predict(session, ...): both lose it
+    source = (DATA / "driven_passed_session.py").read_text(encoding="utf-8").replace(
+        "    def act(self, sess, epsilon, context, rng):", "    def act(self, session, epsilon, context, rng):").replace(
+        "        return self.predict(sess, context)\n", "        return self.predict(session, context)\n")
+    r = migrate_source(source, "renamed.py")
+    assert r.mode == "tape", codes(r)
+    assert "    def act(self, epsilon, context, rng):\n" in r.output
+    assert "        return self.predict(context)\n" in r.output
+    assert "    action = agent.act(0.2, context, rng)\n" in r.output
+
+
 def test_a_method_using_the_session_passed_otherwise_keeps_compat_form():
     source = (DATA / "driven_passed_session.py").read_text(encoding="utf-8").replace(
         "        return self.predict(sess, context)\n",
