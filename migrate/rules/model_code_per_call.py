@@ -221,16 +221,20 @@ class PerCallFunctions:
                 self._fail(call, f"`{found.name}` is called with more arguments than it takes")
             name = arg.keyword.value if arg.keyword is not None else names[k]
             values[name] = arg.value
+        defaults = set()
         for p in fn.params.params:
             if p.name.value not in values and p.default is not None:
                 values[p.name.value] = p.default
+                defaults.add(p.name.value)
         read = set()
         for _, i in found.variables:
             read |= names_of(fn.body.body[i].body[0].value)[0] & set(names)
         for name in sorted(read):
             value = values.get(name)
+            # (a default is the value of when the def ran: a name bound again since differs)
             if value is None or any(isinstance(n, _EFFECTS) for n in nodes(value)) \
-                    or names_of(value)[0] & self._fed_names:
+                    or names_of(value)[0] & self._fed_names or name in defaults and any(
+                        self._assignments.get(n, 0) != 1 for n in names_of(value)[0]):
                 self._fail(call, f"`{found.name}` makes its variables from "
                            f"`{code_of(value) if value is not None else name}`, which the "
                            "codemod cannot evaluate again before the call: not converted")
@@ -249,7 +253,8 @@ class PerCallFunctions:
             new = fn.body.body[i].visit(rewriter)
             made.extend(rewriter.before)
             value = new.body[0].value
-            made.append(assign(handle, value.visit(_Substitute(value, {n: values[n] for n in read}))))
+            substitute = _Substitute(value, {n: values[n] for n in read})
+            made.append(assign(handle, value.visit(substitute)))
         if made:  # (the call's blank lines and comments head what is made for it)
             made[0] = made[0].with_changes(leading_lines=stmt.leading_lines)
             stmt = stmt.with_changes(leading_lines=[])

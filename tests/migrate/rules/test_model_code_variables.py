@@ -272,6 +272,19 @@ def test_a_keyword_named_like_a_parameter_is_not_substituted():
     assert "l1_Weights = tf.Variable(tf.random.normal([1, hidden], stddev=0.3))\n" in r.output
 
 
+def test_a_default_of_a_module_name_bound_again_keeps_compat_form():
+    # the default is the value of when the def ran (10); before the call it is 20
+    source = ADD_LAYER.replace("def add_layer(inputs, in_size, out_size, activation_function=None):",
+                               "width = 10\n\n\ndef add_layer(inputs, in_size, out_size=width, "
+                               "activation_function=None):").replace(
+        "hidden = 10\n", "hidden = 10\nwidth = 20\n").replace(
+        "add_layer(xs, 1, hidden, activation_function=tf.nn.relu)", "add_layer(xs, 1)").replace(
+        "add_layer(l1, hidden, 1, activation_function=None)", "add_layer(l1, width, 1)")
+    r = migrate_source(source, "layers.py")
+    assert r.mode == "compat"
+    assert any("`add_layer` makes its variables from `width`" in m for _, m in codes(r)), codes(r)
+
+
 def test_a_parameter_the_computation_reads_too_is_kept():
     source = ADD_LAYER.replace("Wx_plus_b = tf.matmul(inputs, Weights) + biases",
                                "Wx_plus_b = tf.matmul(inputs, Weights) + biases * out_size")
