@@ -127,18 +127,15 @@ def _assigned(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression]]:
 
 
 def _calls(module: cst.Module, name: str) -> Optional[List[cst.Call]]:
-    """The calls of ``name``, each in a module-level statement (or the guard's) of its
-    own; None if the name is used otherwise."""
+    """The calls of ``name``, in module-level statements (or the guard's); None if the
+    name is used otherwise."""
     top = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)] + [
         s for g in module.body if is_main_guard(g, without_else=True) for s in g.body.body
         if isinstance(s, cst.SimpleStatementLine)]
     calls: List[cst.Call] = []
     for stmt in top:
-        here = [c for c in nodes_of(stmt, cst.Call)
-                if isinstance(c.func, cst.Name) and c.func.value == name]
-        if len(here) > 1:
-            return None
-        calls += here
+        calls += [c for c in nodes_of(stmt, cst.Call)
+                  if isinstance(c.func, cst.Name) and c.func.value == name]
     uses = [n for n in nodes_of(module, cst.Name) if n.value == name]
     defs = [fn.name for fn in nodes_of(module, cst.FunctionDef) if fn.name.value == name]
     if len(defs) != 1 or len(uses) != len(calls) + 1:
@@ -203,22 +200,48 @@ class PerCallFunctions:
 
     def _per_call_made(self, stmt: cst.SimpleStatementLine
                        ) -> Tuple[cst.SimpleStatementLine, List[cst.BaseStatement]]:
-        """A statement calling such a function: (the statement passing this call's
-        variables, the statements making them, before it)."""
-        call = next((c for c in nodes_of(stmt, cst.Call) if isinstance(c.func, cst.Name)
-                     and c.func.value in self._per_call), None)
-        if call is None:
+        """A statement calling such functions: (the statement passing each call's
+        variables, the statements making them, before it, in the order Python makes
+        the calls: ``add_layer(add_layer(xs, 2, 5), 5, 1)``'s inner one first)."""
+        if not any(isinstance(c.func, cst.Name) and c.func.value in self._per_call
+                   for c in nodes_of(stmt, cst.Call)):
             return stmt, []
-        found = self._per_call[call.func.value]
+        target = _assigned(stmt)
+        made: List[cst.BaseStatement] = []
+        owner = self
+
+        class _EachCall(cst.CSTTransformer):
+            def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+                if not (isinstance(original_node.func, cst.Name)
+                        and original_node.func.value in owner._per_call):
+                    return updated_node
+                base = target[0] if target is not None and target[1] is original_node \
+                    else original_node.func.value
+                before, call = owner._per_call_one(original_node, updated_node, base)
+                made.extend(before)
+                return call
+
+        new = stmt.visit(_EachCall())
+        if made:  # (the call's blank lines and comments head what is made for it)
+            made[0] = made[0].with_changes(leading_lines=stmt.leading_lines)
+            new = new.with_changes(leading_lines=[])
+        return new, made
+
+    def _per_call_one(self, original: cst.Call, call: cst.Call, base: str
+                      ) -> Tuple[List[cst.BaseStatement], cst.Call]:
+        """One call (``original``, its arguments as rewritten so far in ``call``): the
+        statements making its variables, named ``<base>_<local>``, and the call
+        passing them."""
+        found = self._per_call[original.func.value]
         fn = found.fn
         names = [p.name.value for p in fn.params.params]
         values: Dict[str, cst.BaseExpression] = {}
-        for k, arg in enumerate(call.args):
+        for k, arg in enumerate(original.args):
             if arg.star:
-                self._fail(call, f"`{found.name}(*args)`: the variables it makes are not "
+                self._fail(original, f"`{found.name}(*args)`: the variables it makes are not "
                            "read from such a call")
             if arg.keyword is None and k >= len(names):
-                self._fail(call, f"`{found.name}` is called with more arguments than it takes")
+                self._fail(original, f"`{found.name}` is called with more arguments than it takes")
             name = arg.keyword.value if arg.keyword is not None else names[k]
             values[name] = arg.value
         defaults = set()
@@ -235,11 +258,9 @@ class PerCallFunctions:
             if value is None or any(isinstance(n, _EFFECTS) for n in nodes(value)) \
                     or names_of(value)[0] & self._fed_names or name in defaults and any(
                         self._assignments.get(n, 0) != 1 for n in names_of(value)[0]):
-                self._fail(call, f"`{found.name}` makes its variables from "
+                self._fail(original, f"`{found.name}` makes its variables from "
                            f"`{code_of(value) if value is not None else name}`, which the "
                            "codemod cannot evaluate again before the call: not converted")
-        target = _assigned(stmt)
-        base = target[0] if target is not None and target[1] is call else found.name
         made: List[cst.BaseStatement] = []
         handles: Dict[str, str] = {}
         for local, i in found.variables:
@@ -255,9 +276,6 @@ class PerCallFunctions:
             value = new.body[0].value
             substitute = _Substitute(value, {n: values[n] for n in read})
             made.append(assign(handle, value.visit(substitute)))
-        if made:  # (the call's blank lines and comments head what is made for it)
-            made[0] = made[0].with_changes(leading_lines=stmt.leading_lines)
-            stmt = stmt.with_changes(leading_lines=[])
         positional = True
         args: List[cst.Arg] = []
         given = {(a.keyword.value if a.keyword is not None else names[k]): a
@@ -285,7 +303,7 @@ class PerCallFunctions:
             args.append(arg)
         args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
         self._changed = True
-        self.record_change(call, f"`{found.name}(...)`: the variables this call made are made "
-                           f"before it ({', '.join(f'`{h}`' for h in handles.values())}) and "
-                           "passed to it")
-        return stmt.deep_replace(call, call.with_changes(args=args)), made
+        self.record_change(original, f"`{found.name}(...)`: the variables this call made are "
+                           f"made before it ({', '.join(f'`{h}`' for h in handles.values())}) "
+                           "and passed to it")
+        return made, call.with_changes(args=args)

@@ -285,6 +285,23 @@ def test_a_default_of_a_module_name_bound_again_keeps_compat_form():
     assert any("`add_layer` makes its variables from `width`" in m for _, m in codes(r)), codes(r)
 
 
+def test_nested_calls_make_their_variables_inner_call_first():
+    source = ADD_LAYER.replace(
+        "l1 = add_layer(xs, 1, hidden, activation_function=tf.nn.relu)\n"
+        "prediction = add_layer(l1, hidden, 1, activation_function=None)\n",
+        "prediction = add_layer(add_layer(xs, 1, hidden, tf.nn.relu), hidden, 1)\n")
+    r = migrate_source(source, "nested.py")
+    assert r.mode == "tape", codes(r)
+    assert dedent('''\
+        add_layer_Weights = tf.Variable(tf.random.normal([1, hidden]))
+        add_layer_biases = tf.Variable(tf.zeros([1, hidden]) + 0.1)
+        prediction_Weights = tf.Variable(tf.random.normal([hidden, 1]))
+        prediction_biases = tf.Variable(tf.zeros([1, 1]) + 0.1)
+    ''') in r.output
+    assert "prediction = add_layer(add_layer(xs, add_layer_Weights, add_layer_biases, tf.nn.relu), " \
+        "prediction_Weights, prediction_biases)\n" in r.output
+
+
 def test_a_parameter_the_computation_reads_too_is_kept():
     source = ADD_LAYER.replace("Wx_plus_b = tf.matmul(inputs, Weights) + biases",
                                "Wx_plus_b = tf.matmul(inputs, Weights) + biases * out_size")
