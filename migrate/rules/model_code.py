@@ -269,12 +269,12 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
         # agent = Agent(...): (agent, Agent, the store then, the function it is made in)
         self._instances: List[Tuple[str, str, VariableStore, Optional[FunctionContext]]] = []
         self._called_at_top_only = calls_at_top_only(node)
-        self._per_call = self._per_call_functions(node)  # (model_code_per_call.py)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
         self._slim_dense = "fully_connected" in spelled
         self._uses_saver = any(self._model_api(n) == "train.Saver"
                                for n in nodes_of(node, cst.Call))
+        self._per_call = self._per_call_functions(node)  # (model_code_per_call.py)
         self._global_steps = [n for n in nodes_of(node, cst.Call) if (
             self.tf_api_name(n.func) or "") in GLOBAL_STEP_APIS]
         try:
@@ -511,9 +511,15 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
         whose plain tf.Variables are then made before the call, once."""
         fed: Set[str] = set()
         self._fed_names = fed  # (model_code_per_call.py: arguments of no fed value)
-        statements = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)] + [
-            s for g in module.body if is_main_guard(g, without_else=True) for s in g.body.body
-            if isinstance(s, cst.SimpleStatementLine)]
+        def simple(body) -> list:  # (in `with tf.name_scope(...)` blocks too)
+            return [s for stmt in body for s in (
+                [stmt] if isinstance(stmt, cst.SimpleStatementLine)
+                else simple(stmt.body.body) if isinstance(stmt, cst.With)
+                and isinstance(stmt.body, cst.IndentedBlock) else [])]
+
+        statements = simple(module.body) + [
+            s for g in module.body if is_main_guard(g, without_else=True)
+            for s in simple(g.body.body)]
         out: Set[str] = set()
         for stmt in statements:
             reads, writes = names_of(stmt)

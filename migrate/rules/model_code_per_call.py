@@ -59,8 +59,8 @@ class PerCall:
     """A function read at each of its calls (see the module's docstring)."""
 
     fn: cst.FunctionDef
-    #: its variables, in order: (the local, its statement's index in the body)
-    variables: List[Tuple[str, int]]
+    #: its variables, in order: (the local, the statement making it)
+    variables: List[Tuple[str, cst.SimpleStatementLine]]
     #: the parameters only the variables' initial values read: they go
     dropped: Set[str]
     #: the parameters after the rewrite, in order (the variables' in place of dropped)
@@ -78,30 +78,32 @@ def per_call_function(rule, fn: cst.FunctionDef, module: cst.Module) -> Optional
             or isinstance(fn.params.star_arg, cst.Param) or fn.params.star_kwarg is not None \
             or fn.asynchronous is not None or fn.decorators:
         return None
-    body = fn.body.body
     made = [c for c in nodes(fn.body) if isinstance(c, cst.Call) and rule._model_api(c, False)]
-    variables: List[Tuple[str, int]] = []
-    for i, stmt in enumerate(body):
-        value = _assigned(stmt)
-        if value is not None and isinstance(value[1], cst.Call) \
-                and rule._model_api(value[1], False) in ("Variable", "VariableV1"):
-            variables.append((value[0], i))
-    if not made or {id(c) for c in made} != {id(_assigned(body[i])[1]) for _, i in variables}:
+    scoped = [False]
+    variables = [(local, stmt) for local, stmt in _statements(rule, fn.body.body, scoped)
+                 if isinstance(_assigned(stmt)[1], cst.Call)
+                 and rule._model_api(_assigned(stmt)[1], False) in ("Variable", "VariableV1")]
+    if not made or {id(c) for c in made} != {id(_assigned(stmt)[1]) for _, stmt in variables}:
         return None  # other model code, or a variable made otherwise
+    if scoped[0] and (rule._uses_saver or "get_collection" in {
+            n.value for n in nodes_of(module, cst.Name)}):
+        return None  # (their TF1 names carry the name scopes, which a Saver would look up)
     params = [p.name.value for p in fn.params.params]
-    writes = [w for stmt in body for w in names_of(stmt)[1]]
+    writes = [w for stmt in fn.body.body for w in names_of(stmt)[1]]
     locals_ = set(writes) - set(params)
     mine = {local for local, _ in variables}
     if any(writes.count(local) != 1 for local in mine) or mine & set(params):
         return None
     read_by_variables: Set[str] = set()
-    for _, i in variables:
-        reads = names_of(body[i].body[0].value)[0]
+    inside: Set[int] = set()
+    for _, stmt in variables:
+        reads = names_of(stmt.body[0].value)[0]
         if reads & locals_:
             return None  # (a value computed in the function: not known before the call)
         read_by_variables |= reads & set(params)
-    read_elsewhere = {n for i, stmt in enumerate(body) if i not in {j for _, j in variables}
-                      for n in names_of(stmt)[0]}
+        inside |= {id(n) for n in nodes(stmt)}
+    read_elsewhere = {n.value for n in nodes(fn.body) if isinstance(n, cst.Name)
+                      and id(n) not in inside}
     dropped = {p for p in read_by_variables if p not in read_elsewhere}
     calls = _calls(module, fn.name.value)
     if calls is None or not calls or len(calls) < 2 and not read_by_variables:
@@ -117,6 +119,28 @@ def per_call_function(rule, fn: cst.FunctionDef, module: cst.Module) -> Optional
     return PerCall(fn, variables, dropped, kept[:at] + [local for local, _ in variables] + kept[at:])
 
 
+def _statements(rule, body, scoped: List[bool]) -> List[Tuple[str, cst.SimpleStatementLine]]:
+    """The ``name = value`` statements of ``body`` and of the ``with tf.name_scope("...")``
+    blocks in it (``scoped[0]``: there is one)."""
+    out: List[Tuple[str, cst.SimpleStatementLine]] = []
+    for stmt in body:
+        found = _assigned(stmt)
+        if found is not None:
+            out.append((found[0], stmt))
+        elif isinstance(stmt, cst.With) and _name_scopes(rule, stmt):
+            scoped[0] = True
+            out += _statements(rule, stmt.body.body, scoped)
+    return out
+
+
+def _name_scopes(rule, stmt: cst.With) -> bool:
+    """``with tf.name_scope("layer"):`` (constant names only)."""
+    return isinstance(stmt.body, cst.IndentedBlock) and all(
+        isinstance(item.item, cst.Call) and rule.tf_api_name(item.item.func) == "name_scope"
+        and item.asname is None and item.item.args
+        and isinstance(item.item.args[0].value, cst.SimpleString) for item in stmt.items)
+
+
 def _assigned(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression]]:
     """``name = value``: (name, value)."""
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
@@ -127,11 +151,16 @@ def _assigned(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression]]:
 
 
 def _calls(module: cst.Module, name: str) -> Optional[List[cst.Call]]:
-    """The calls of ``name``, in module-level statements (or the guard's); None if the
-    name is used otherwise."""
-    top = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)] + [
-        s for g in module.body if is_main_guard(g, without_else=True) for s in g.body.body
-        if isinstance(s, cst.SimpleStatementLine)]
+    """The calls of ``name``, in module-level statements (the guard's, and those of
+    ``with`` blocks there); None if the name is used otherwise."""
+    def simple(body) -> list:  # (in `with tf.name_scope(...)` blocks too)
+        return [s for stmt in body for s in (
+            [stmt] if isinstance(stmt, cst.SimpleStatementLine)
+            else simple(stmt.body.body) if isinstance(stmt, cst.With)
+            and isinstance(stmt.body, cst.IndentedBlock) else [])]
+
+    top = simple(module.body) + [s for g in module.body if is_main_guard(g, without_else=True)
+                                 for s in simple(g.body.body)]
     calls: List[cst.Call] = []
     for stmt in top:
         calls += [c for c in nodes_of(stmt, cst.Call)
@@ -180,12 +209,14 @@ class PerCallFunctions:
     def _per_call_def(self, found: PerCall) -> cst.FunctionDef:
         """The def computing with the variables it is passed."""
         fn = found.fn
-        gone = {i for _, i in found.variables}
-        body = [s for i, s in enumerate(fn.body.body) if i not in gone]
+        body = list(fn.body.with_changes(body=fn.body.body).visit(
+            _WithoutStatements({id(stmt) for _, stmt in found.variables})).body)
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
         first = fn.body.body[0]
-        if 0 in gone and first.leading_lines:  # (its comments say what the function does)
+        if body[0] is not first and first.leading_lines \
+                and any(stmt is first for _, stmt in found.variables):
+            # (the first statement's comments say what the function does)
             body[0] = body[0].with_changes(leading_lines=[*first.leading_lines,
                                                           *body[0].leading_lines])
         old = {p.name.value: p for p in fn.params.params}
@@ -250,8 +281,8 @@ class PerCallFunctions:
                 values[p.name.value] = p.default
                 defaults.add(p.name.value)
         read = set()
-        for _, i in found.variables:
-            read |= names_of(fn.body.body[i].body[0].value)[0] & set(names)
+        for _, stmt in found.variables:
+            read |= names_of(stmt.body[0].value)[0] & set(names)
         for name in sorted(read):
             value = values.get(name)
             # (a default is the value of when the def ran: a name bound again since differs)
@@ -263,7 +294,7 @@ class PerCallFunctions:
                            "codemod cannot evaluate again before the call: not converted")
         made: List[cst.BaseStatement] = []
         handles: Dict[str, str] = {}
-        for local, i in found.variables:
+        for local, stmt in found.variables:
             handle = self.handle(f"{base}_{local}")
             self._assignments[handle] = 1  # (a module name of its own)
             handles[local] = handle
@@ -271,7 +302,7 @@ class PerCallFunctions:
             # nodes are the module's: their TF names are known), the call's values
             # in place of the parameters
             rewriter = CallRewriter(self, handle)
-            new = fn.body.body[i].visit(rewriter)
+            new = stmt.visit(rewriter)
             made.extend(rewriter.before)
             value = new.body[0].value
             substitute = _Substitute(value, {n: values[n] for n in read})
@@ -307,3 +338,19 @@ class PerCallFunctions:
                            f"made before it ({', '.join(f'`{h}`' for h in handles.values())}) "
                            "and passed to it")
         return made, call.with_changes(args=args)
+
+
+class _WithoutStatements(cst.CSTTransformer):
+    """The statements of ``gone`` (by id) removed, and the ``with`` blocks they empty."""
+
+    def __init__(self, gone: Set[int]) -> None:
+        super().__init__()
+        self.gone = gone
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        return cst.RemoveFromParent() if id(original_node) in self.gone else updated_node
+
+    def leave_With(self, original_node, updated_node):
+        if not updated_node.body.body:  # (a name scope around a variable alone)
+            return cst.RemoveFromParent()
+        return updated_node

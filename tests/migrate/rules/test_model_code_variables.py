@@ -302,6 +302,38 @@ def test_nested_calls_make_their_variables_inner_call_first():
         "prediction_Weights, prediction_biases)\n" in r.output
 
 
+def test_variables_in_name_scopes_of_the_function():
+    """MorvanZhou's TensorBoard version: each variable in a name scope of its own,
+    the placeholders in one at module level."""
+    source = ADD_LAYER.replace(
+        """        Weights = tf.Variable(tf.random_normal([in_size, out_size]))
+        biases = tf.Variable(tf.zeros([1, out_size]) + 0.1)
+        Wx_plus_b = tf.matmul(inputs, Weights) + biases
+""".replace("        ", "    "),
+        """    with tf.name_scope('layer'):
+        with tf.name_scope('weights'):
+            Weights = tf.Variable(tf.random_normal([in_size, out_size]), name='W')
+        with tf.name_scope('biases'):
+            biases = tf.Variable(tf.zeros([1, out_size]) + 0.1, name='b')
+        Wx_plus_b = tf.matmul(inputs, Weights) + biases
+""").replace("xs = tf.placeholder(tf.float32, [None, 1])\nys = tf.placeholder(tf.float32, [None, 1])\n",
+             "with tf.name_scope('inputs'):\n    xs = tf.placeholder(tf.float32, [None, 1])\n"
+             "    ys = tf.placeholder(tf.float32, [None, 1])\n")
+    assert "with tf.name_scope('weights')" in source and "with tf.name_scope('inputs')" in source
+    r = migrate_source(source, "scopes.py")
+    assert r.mode == "tape", codes(r)
+    assert dedent('''\
+        def add_layer(inputs, Weights, biases, activation_function=None):
+            # add one more layer
+            with tf.name_scope('layer'):
+                Wx_plus_b = tf.matmul(inputs, Weights) + biases
+    ''') in r.output
+    assert "l1_Weights = tf.Variable(tf.random.normal([1, hidden]), name='W')\n" in r.output
+    # (with a Saver, their TF1 names carry the scopes: not read so)
+    r = migrate_source(source + "saver = tf.train.Saver()\n", "scopes.py")
+    assert "def add_layer(inputs, Weights, biases" not in r.output
+
+
 def test_a_parameter_the_computation_reads_too_is_kept():
     source = ADD_LAYER.replace("Wx_plus_b = tf.matmul(inputs, Weights) + biases",
                                "Wx_plus_b = tf.matmul(inputs, Weights) + biases * out_size")
