@@ -217,9 +217,10 @@ class FedGraph:
                 continue
             if not isinstance(node, cst.SimpleStatementLine) or target is None and not (
                     len(node.body) == 1 and isinstance(node.body[0], cst.Assign)):
-                kind = type(node).__name__
-                self._bail(TS107.code, node, f"graph code in a `{kind}` statement that is not a "
-                           "plain assignment (it would run once, not at each sess.run)")
+                said = " ".join(code_of(node).split())
+                said = said if len(said) <= 60 else said[:57] + "..."
+                self._bail(TS107.code, node, f"`{said}` computes with graph values but is not "
+                           "a plain assignment (it would run once, not at each sess.run)")
             self._graph_statement(i, node)
             tainted |= st.writes
 

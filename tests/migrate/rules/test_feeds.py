@@ -1585,3 +1585,18 @@ def test_an_empty_fetch_list_is_an_empty_list():
     """))
     assert r.mode == "tape", codes(r)
     assert "\nprint([])\n" in r.output
+
+
+def test_graph_code_in_a_statement_other_than_an_assignment_is_named_as_written():
+    r = migrated(_src("""
+        import tensorflow as tf
+
+        x = tf.placeholder(tf.float32, [2])
+        y = x * 2.0
+        tf.add_to_collection("outputs", y + 1.0)
+        with tf.Session() as sess:
+            print(sess.run(y, feed_dict={x: [1.0, 1.0]}))
+    """))
+    assert r.mode == "compat"
+    assert any('`tf.add_to_collection("outputs", y + 1.0)` computes with graph values but is '
+               "not a plain assignment" in m for _, _, m in findings(r)), findings(r)
