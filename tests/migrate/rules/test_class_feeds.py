@@ -660,12 +660,17 @@ def test_weights_from_a_helper_method_and_a_forward_method():
     assert not migrate_source(out, "driven_xor_forward.py").changed
 
 
-def test_an_agent_made_and_run_in_the_main_guard():
+def _bandit_driven_under(header: str, after: str = "") -> str:
+    """driven_bandit.py with its module code (from `bandits = ...` on) under ``header``."""
     source = (DATA / "driven_bandit.py").read_text(encoding="utf-8")
     head, tail = source.split("bandits = np.array")
-    guarded = "\n".join("    " + line if line.strip() else line
-                        for line in ("bandits = np.array" + tail).splitlines())
-    r = migrate_source(head + "if __name__ == '__main__':\n" + guarded + "\n", "guard.py")
+    body = "\n".join("    " + line if line.strip() else line
+                     for line in ("bandits = np.array" + tail).splitlines())
+    return head + header + "\n" + body + "\n" + after
+
+
+def test_an_agent_made_and_run_in_the_main_guard():
+    r = migrate_source(_bandit_driven_under("if __name__ == '__main__':"), "guard.py")
     assert r.mode == "tape", codes(r)
     assert "\n    weights = [*myAgent.output_layer.trainable_variables][0]\n" in r.output
     assert "            action = myAgent.run_chosen_action(state_in=[s])\n" in r.output
@@ -674,11 +679,7 @@ def test_an_agent_made_and_run_in_the_main_guard():
 
 def test_a_local_of_main_fetched_beside_the_agents_values_keeps_compat_form():
     # the step method would read `weights`, a local of main(): NameError
-    source = (DATA / "driven_bandit.py").read_text(encoding="utf-8")
-    head, tail = source.split("bandits = np.array")
-    body = "\n".join("    " + line if line.strip() else line
-                     for line in ("bandits = np.array" + tail).splitlines())
-    r = migrate_source(head + "def main():\n" + body + "\n\n\nmain()\n", "in_main.py")
+    r = migrate_source(_bandit_driven_under("def main():", "\n\nmain()\n"), "in_main.py")
     assert r.mode == "compat"
     assert any(f.code == "TS107" and "`weights`, fetched beside the values of `myAgent`, is a "
                "local of `main()`" in f.message for f in r.findings), codes(r)
