@@ -92,8 +92,11 @@ class StepFunctions:
                     self._bail(TS107.code, run.call, f"placeholder `{name}` is needed by these "
                                f"fetches but not every value of `{run.feed_name}` feeds it")
             if missing:
-                self._bail(TS107.code, run.call, f"placeholder `{missing[0]}` is needed by these "
-                           "fetches but not fed (TF1 raises here)")
+                # (the slice is read per statement: `l1, W1 = add_layer(xs, ...)` binds W1 in
+                # a statement computing from xs, though TF1 would not need xs for W1)
+                self._bail(TS107.code, run.call, f"placeholder `{missing[0]}` is not fed, and "
+                           "the statements computing these fetches read it (TF1 raises here "
+                           "unless a fetch bound beside a value of it does not depend on it)")
             for name in [*fed, *run.optional]:
                 if name not in step.params:
                     step.params.append(name)  # fed but unused: still evaluated, as in TF1

@@ -902,7 +902,7 @@ FALLBACKS = [
 
         with tf.Session() as sess:
             print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
-    """, "TS107", 8, "placeholder `k` is needed by these fetches but not fed",
+    """, "TS107", 8, "placeholder `k` is not fed, and the statements computing these fetches read it",
         id="placeholder-not-fed"),
     pytest.param("""
         import tensorflow as tf

@@ -214,7 +214,7 @@ def test_an_objects_session_read_outside_its_class_is_not_converted():
      "code): pass the placeholder itself"),
     # a training run that does not feed it: TF1 raises
     ("feed_dict={x: X, y: Y, lr: rate}", "feed_dict={x: X, y: Y}", "TS107",
-     "placeholder `lr` is needed by these fetches but not fed (TF1 raises here)"),
+     "placeholder `lr` is not fed, and the statements computing these fetches read it"),
 ])
 def test_what_is_not_a_fed_setting_stays_in_compat_form(before, after, code, why):
     assert before in SCRIPT
