@@ -246,6 +246,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                          and value.prefix.lower() in ("", "r", "u")}
         self._scope_vars: Dict[str, object] = {}  # `with ... as scope` -> the Scope
         self._claimed: Set[str] = set()  # model functions' locals made module names
+        self._drivers: Set[str] = set()  # main(): read for the model functions it calls
         # layer names given more than once (an eval and a target network's `l1`)
         given = [self._const_str(a.value) for n in nodes_of(node, cst.Call)
                  if (self.tf_api_name(n.func) or "").startswith("layers.")
@@ -386,6 +387,17 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                 self._changed = True
                 continue
             if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
+                    and stmt.name.value in self._called_at_top_only \
+                    and not self._has_model_calls(list(stmt.body.body), slim=False) \
+                    and any(isinstance(c.func, cst.Name) and c.func.value in self._pending
+                            for c in nodes_of(stmt.body, cst.Call)):
+                # main(), run once, calling a model function: read where it is called, for
+                # the model functions it calls (what they make goes before main's call)
+                self._drivers.add(stmt.name.value)
+                self._pending[stmt.name.value] = (out, len(out), stmt)
+                out.append(stmt)
+                continue
+            if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
                     and self._has_model_calls(list(stmt.body.body), slim=False) \
                     and not self._variable_factory(stmt):
                 # (a function of tf-slim layers only is the feeds rule's: make_template)
@@ -517,9 +529,12 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                 else simple(stmt.body.body) if isinstance(stmt, cst.With)
                 and isinstance(stmt.body, cst.IndentedBlock) else [])]
 
+        once = calls_at_top_only(module)  # (main(): its statements run once too)
         statements = simple(module.body) + [
             s for g in module.body if is_main_guard(g, without_else=True)
-            for s in simple(g.body.body)]
+            for s in simple(g.body.body)] + [
+            s for fn in module.body if isinstance(fn, cst.FunctionDef) and fn.name.value in once
+            and isinstance(fn.body, cst.IndentedBlock) for s in simple(fn.body.body)]
         out: Set[str] = set()
         for stmt in statements:
             reads, writes = names_of(stmt)

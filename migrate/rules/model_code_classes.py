@@ -72,6 +72,8 @@ class FunctionContext:
     renames: Dict[str, str] = field(default_factory=dict)
     #: local -> how many statements bind it (names, tuple targets)
     local_counts: Dict[str, int] = field(default_factory=dict)
+    #: a function run once (``main()``) that only calls model functions: read for them
+    driver: bool = False
 
     @classmethod
     def of(cls, fn: cst.FunctionDef) -> "FunctionContext":

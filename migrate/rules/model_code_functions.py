@@ -38,7 +38,10 @@ class FunctionBodies:
         """The statement calls a model function: at its first call its code is read
         (its variables and layers made here, once, under their TF1 names; its def
         rewritten in place to use them); the statements that make them come back."""
-        if self._function is not None or self._class is not None:
+        if self._class is not None:
+            return []
+        outer = self._function  # (main() calling deepnn(x): deepnn's go before main's call)
+        if outer is not None and not outer.driver:
             return []
         made: List[cst.BaseStatement] = []
         for n in nodes(stmt):
@@ -66,10 +69,11 @@ class FunctionBodies:
             self._env = {}
             self._replayed.add(id(fn))  # (what it makes is in the store as it is read)
             store, first = self._store, self._store.next_order
+            ctx.driver = name in self._drivers
             try:
                 body = self._block(list(fn.body.body))
             finally:
-                self._function = None
+                self._function = outer
                 self._env = saved_env
             if self._store is not store:  # it reset the graph: what it made is all there is
                 store, first = self._store, 0
@@ -85,7 +89,10 @@ class FunctionBodies:
                                f"`{sorted(reads)[0]}`, a value of the call: not converted")
             self.record_change(n, f"`{name}`'s variables and layers are made once, before its "
                                "first call; the function computes with them")
-            made.extend(ctx.hoisted)
+            if outer is not None:
+                outer.hoisted.extend(ctx.hoisted)
+            else:
+                made.extend(ctx.hoisted)
         return made
 
     # -- classes -------------------------------------------------------------

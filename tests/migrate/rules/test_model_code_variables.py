@@ -459,3 +459,24 @@ def test_a_factory_method_drawing_its_initial_value_first():
     assert r.mode == "tape", codes(r)
     assert "        self.W = self.init_weights((4, 2))\n" in r.output
     assert "zip(tape.gradient(loss, [self.W]), [self.W])" in r.output
+
+
+def test_a_model_function_called_by_main():
+    """mnist_deep.py's main(): the graph, the session and deepnn(x) in a function run
+    once; deepnn's variables are made before main's call."""
+    head, tail = DEEPNN.split("x = tf.placeholder")
+    body = "\n".join("    " + line if line.strip() else line
+                     for line in ("x = tf.placeholder" + tail).rstrip("\n").splitlines())
+    source = head + "def main():\n" + body + "\n\n\nif __name__ == '__main__':\n    main()\n"
+    r = migrate_source(source, "deep_main.py")
+    assert r.mode == "tape", codes(r)
+    assert r.output.endswith(dedent('''\
+        if __name__ == '__main__':
+            W1 = weight_variable([4, 8])
+            b1 = bias_variable([8])
+            W2 = weight_variable([8, 2])
+            b2 = bias_variable([2])
+            main()
+    '''))
+    assert "            y = deepnn(x)\n" in r.output
+    assert not migrate_source(r.output, "deep_main.py").changed
