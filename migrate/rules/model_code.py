@@ -207,6 +207,10 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
         if self._alias is None:
             return False
         spelled = {n.value for n in nodes_of(node, cst.Name)}
+        if not spelled & self.SCREEN_NAMES - {"Variable"} \
+                and not spelled & {"placeholder", "placeholder_with_default"}:
+            return False  # (plain tf.Variable and no fed value: nothing to replay; no metadata)
+        self._called_at_top_only = calls_at_top_only(node)
         self._fed_callees = self._functions_called_on_fed_values(node)
         # def weight_variable(shape): return tf.Variable(...): a call of it makes one
         self._factories: Dict[str, cst.Call] = {
@@ -269,7 +273,6 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
         self._class_entries: Dict[str, list] = {}
         # agent = Agent(...): (agent, Agent, the store then, the function it is made in)
         self._instances: List[Tuple[str, str, VariableStore, Optional[FunctionContext]]] = []
-        self._called_at_top_only = calls_at_top_only(node)
         self._first_call = first_top_level_calls(node)
         # a Saver keeps variables by their names: every tf.Variable gets its TF1 one
         self._slim_dense = "fully_connected" in spelled
@@ -529,7 +532,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                 else simple(stmt.body.body) if isinstance(stmt, cst.With)
                 and isinstance(stmt.body, cst.IndentedBlock) else [])]
 
-        once = calls_at_top_only(module)  # (main(): its statements run once too)
+        once = self._called_at_top_only  # (main(): its statements run once too)
         statements = simple(module.body) + [
             s for g in module.body if is_main_guard(g, without_else=True)
             for s in simple(g.body.body)] + [
