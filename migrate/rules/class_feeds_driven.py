@@ -38,7 +38,8 @@ from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
 from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of, remembered
-from tapeshift.migrate.rules.feeds_passed_sessions import _DropSession, _called_with, _only_runs
+from tapeshift.migrate.rules.feeds_passed_sessions import (_DropSession, _called_with, _only_runs,
+                                                        _runs_of)
 from tapeshift.migrate.rules.model_code_syntax import construction
 from tapeshift.migrate.rules.session import RANDOM, TS107
 
@@ -165,30 +166,36 @@ def _only_runs_or_passes(body: cst.CSTNode, name: str, helpers: Dict[str, tuple]
     of a method in ``helpers`` (``self.predict(sess, x)``), and bound nowhere."""
     if _only_runs(body, name):
         return True
-    allowed = {id(call.func.value) for call in nodes_of(body, cst.Call)
-               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"
-               and m.matches(call.func.value, m.Name(name))}
-    for call in nodes_of(body, cst.Call):
-        if m.matches(call.func, m.Attribute(value=m.Name("self"))) \
-                and call.func.attr.value in helpers:
+    passed: Set[int] = set()
+    for call in _self_calls(body):
+        if call.func.attr.value in helpers:
             param, at = helpers[call.func.attr.value]
-            allowed |= {id(a.value) for k, a in enumerate(call.args)
-                        if (a.keyword is None and k == at or a.keyword is not None
-                            and a.keyword.value == param) and m.matches(a.value, m.Name(name))}
-    keywords = {id(a.keyword) for a in nodes_of(body, cst.Arg) if a.keyword is not None}
-    uses = [n for n in nodes(body) if isinstance(n, cst.Name) and n.value == name
-            and id(n) not in keywords]
-    return bool(uses) and all(id(n) in allowed for n in uses)
+            passed |= {id(a.value) for k, a in enumerate(call.args)
+                       if (a.keyword is None and k == at or a.keyword is not None
+                           and a.keyword.value == param) and m.matches(a.value, m.Name(name))}
+    return _read_only_at(body, name, _run_receivers(body, name) | passed)
 
 
 def _runs_or_passed(body: cst.CSTNode, name: str) -> bool:
     """``name`` is read in ``body``, only as ``name.run(...)`` or as an argument of a
     method of ``self`` (``self.predict(name, x)``)."""
-    allowed = {id(call.func.value) for call in nodes_of(body, cst.Call)
-               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"
-               and m.matches(call.func.value, m.Name(name))}
-    allowed |= {id(a.value) for call in nodes_of(body, cst.Call)
-                if m.matches(call.func, m.Attribute(value=m.Name("self"))) for a in call.args}
+    passed = {id(a.value) for call in _self_calls(body) for a in call.args}
+    return _read_only_at(body, name, _run_receivers(body, name) | passed)
+
+
+def _self_calls(body: cst.CSTNode) -> List[cst.Call]:
+    return [call for call in nodes_of(body, cst.Call)
+            if m.matches(call.func, m.Attribute(value=m.Name("self")))]
+
+
+def _run_receivers(body: cst.CSTNode, name: str) -> Set[int]:
+    """The ``name`` of each ``name.run(...)``."""
+    return {id(call.func.value) for call in _runs_of(body, name)}
+
+
+def _read_only_at(body: cst.CSTNode, name: str, allowed: Set[int]) -> bool:
+    """``name`` is read in ``body`` (a keyword spelled so aside), each read one of
+    ``allowed``."""
     keywords = {id(a.keyword) for a in nodes_of(body, cst.Arg) if a.keyword is not None}
     uses = [n for n in nodes(body) if isinstance(n, cst.Name) and n.value == name
             and id(n) not in keywords]

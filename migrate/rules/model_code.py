@@ -84,6 +84,7 @@ from tapeshift.migrate.rules.model_code_calls import GLOBAL_STEP_MAKERS
 from tapeshift.migrate.rules.model_code_per_call import PerCallFunctions
 from tapeshift.migrate.rules.model_code_order import (
     assignment_counts, calls_at_top_only, first_top_level_calls, module_bindings,
+    run_once_statements,
 )
 from tapeshift.migrate.rules.savers import TS127
 from tapeshift.migrate.rules.model_code_calls import CallRewriter, single_target
@@ -377,7 +378,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                 body = self._block(list(stmt.body.body))
                 out.append(stmt.with_changes(body=stmt.body.with_changes(body=body)))
                 continue
-            if isinstance(stmt, cst.If) and is_main_guard(stmt) and stmt.orelse is None:
+            if is_main_guard(stmt, without_else=True):
                 body = self._block(list(stmt.body.body))
                 out.append(stmt.with_changes(body=stmt.body.with_changes(body=body)))
                 continue
@@ -402,7 +403,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                 continue
             if isinstance(stmt, cst.FunctionDef) and self._class is None and self._function is None \
                     and self._has_model_calls(list(stmt.body.body), slim=False) \
-                    and not self._variable_factory(stmt):
+                    and not self._left_as_written(stmt):
                 # (a function of tf-slim layers only is the feeds rule's: make_template)
                 # a model function: read where it is first called (TF1 makes its
                 # variables then); the def keeps its place
@@ -508,7 +509,7 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
                 return self._bindings[expr.value]
         return expr
 
-    def _variable_factory(self, fn: cst.FunctionDef) -> bool:
+    def _left_as_written(self, fn: cst.FunctionDef) -> bool:
         """A function making plain tf.Variables that is not a model function to read:
         ``def weight(shape): return tf.Variable(...)``, each call of which makes a
         variable where it is called, in TF2 as in TF1; or a program, ``main()``
@@ -526,20 +527,8 @@ class ModelCode(ScopeBlocks, FunctionBodies, PerCallFunctions, TapeshiftCodemod)
         whose plain tf.Variables are then made before the call, once."""
         fed: Set[str] = set()
         self._fed_names = fed  # (model_code_per_call.py: arguments of no fed value)
-        def simple(body) -> list:  # (in `with tf.name_scope(...)` blocks too)
-            return [s for stmt in body for s in (
-                [stmt] if isinstance(stmt, cst.SimpleStatementLine)
-                else simple(stmt.body.body) if isinstance(stmt, cst.With)
-                and isinstance(stmt.body, cst.IndentedBlock) else [])]
-
-        once = self._called_at_top_only  # (main(): its statements run once too)
-        statements = simple(module.body) + [
-            s for g in module.body if is_main_guard(g, without_else=True)
-            for s in simple(g.body.body)] + [
-            s for fn in module.body if isinstance(fn, cst.FunctionDef) and fn.name.value in once
-            and isinstance(fn.body, cst.IndentedBlock) for s in simple(fn.body.body)]
         out: Set[str] = set()
-        for stmt in statements:
+        for stmt in run_once_statements(module):  # (main()'s too, where it is called)
             reads, writes = names_of(stmt)
             calls = [n for n in nodes(stmt) if _is_call(n)]
             if any(self.tf_api_name(c.func) in PLACEHOLDERS for c in calls) or reads & fed:

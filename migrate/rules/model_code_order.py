@@ -14,7 +14,7 @@ from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from tapeshift.migrate.engine.toolkit.dataflow import names_of
+from tapeshift.migrate.engine.toolkit.dataflow import names_of, target_names
 from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import instance_test, nodes, nodes_of
 
@@ -30,10 +30,10 @@ def assignment_counts(module: cst.Module) -> Dict[str, int]:
         if kind is None:
             continue
         if kind == "target":
-            for name in _target_names(n.target):
+            for name in target_names(n.target):
                 counts[name] = counts.get(name, 0) + 1
         elif kind == "targets twice":
-            for name in _target_names(n.target):
+            for name in target_names(n.target):
                 counts[name] = counts.get(name, 0) + 2
         elif kind == "named":
             counts[n.name.value] = counts.get(n.name.value, 0) + 1
@@ -84,13 +84,15 @@ def module_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, cst
     return out
 
 
-def _run_once_statements(module: cst.Module,
-                         local: Optional[Set[int]] = None) -> Iterator[cst.SimpleStatementLine]:
+def run_once_statements(module: cst.Module, local: Optional[Set[int]] = None,
+                        into_functions: bool = True) -> Iterator[cst.SimpleStatementLine]:
     """The simple statements that run once, in order: module-level ones, and those
     in the ``__main__`` guard, in module-level ``with`` blocks (a session's) and in
-    a function called once, by one of them (``main()``), read where it is called.
-    ``local``: :func:`_local_names` of the module, if the caller has it."""
-    called_once = _called_once(module, _local_names(module) if local is None else local)
+    a function called once, by one of them (``main()``), read where it is called
+    (not with ``into_functions=False``). ``local``: :func:`_local_names` of the
+    module, if the caller has it."""
+    called_once = {} if not into_functions else _called_once(
+        module, _local_names(module) if local is None else local)
     pending = [iter(module.body)]  # (a loop, not a recursive closure: no cycle to collect)
     while pending:
         for stmt in pending[-1]:
@@ -101,7 +103,7 @@ def _run_once_statements(module: cst.Module,
                 if inner:
                     pending.extend(iter(fn.body.body) for fn in reversed(inner))
                     break
-            elif (isinstance(stmt, cst.If) and is_main_guard(stmt) and stmt.orelse is None) \
+            elif is_main_guard(stmt, without_else=True) \
                     or isinstance(stmt, cst.With):
                 pending.append(iter(stmt.body.body))
                 break
@@ -128,10 +130,10 @@ def _called_once(module: cst.Module, local: Set[int]) -> Dict[str, cst.FunctionD
 
 def calls_at_top_only(module: cst.Module) -> Set[str]:
     """Functions (and classes) whose every use is a call in a statement that runs
-    once (:func:`_run_once_statements`): they run where those statements are read."""
+    once (:func:`run_once_statements`): they run where those statements are read."""
     local = _local_names(module)
     top: Set[int] = set()
-    for s in _run_once_statements(module, local):
+    for s in run_once_statements(module, local):
         top |= {id(n.func) for n in nodes(s) if _is_call(n)}
     defined = {id(fn.name) for fn in nodes_of(module, (cst.FunctionDef, cst.ClassDef))} | local
     uses: Dict[str, bool] = {}
@@ -157,9 +159,9 @@ def _local_names(module: cst.Module) -> Set[int]:
 
 def first_top_level_calls(module: cst.Module) -> Dict[str, int]:
     """Name -> the position of the first statement that runs once and calls it
-    (:func:`_run_once_statements`, in the order they run)."""
+    (:func:`run_once_statements`, in the order they run)."""
     first: Dict[str, int] = {}
-    for index, s in enumerate(_run_once_statements(module)):
+    for index, s in enumerate(run_once_statements(module)):
         for n in nodes(s):
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
                 first.setdefault(n.func.value, index)

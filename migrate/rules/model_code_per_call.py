@@ -43,10 +43,10 @@ import libcst as cst
 
 from tapeshift.migrate.engine.toolkit.builders import code_of
 from tapeshift.migrate.engine.toolkit.dataflow import names_of
-from tapeshift.migrate.engine.toolkit.statements import is_main_guard
 from tapeshift.migrate.engine.toolkit.walk import nodes, nodes_of
 from tapeshift.migrate.rules.model_code_calls import CallRewriter
-from tapeshift.migrate.rules.model_code_syntax import assign
+from tapeshift.migrate.rules.model_code_order import run_once_statements
+from tapeshift.migrate.rules.model_code_syntax import assign, name_assignment
 
 #: what an argument the initial values read must not hold: evaluated again before the
 #: call, it must give the same value and do nothing else
@@ -79,13 +79,14 @@ def per_call_function(rule, fn: cst.FunctionDef, module: cst.Module) -> Optional
             or fn.asynchronous is not None or fn.decorators:
         return None
     made = [c for c in nodes(fn.body) if isinstance(c, cst.Call) and rule._model_api(c, False)]
-    scoped = [False]
-    variables = [(local, stmt) for local, stmt in _statements(rule, fn.body.body, scoped)
-                 if isinstance(_assigned(stmt)[1], cst.Call)
-                 and rule._model_api(_assigned(stmt)[1], False) in ("Variable", "VariableV1")]
-    if not made or {id(c) for c in made} != {id(_assigned(stmt)[1]) for _, stmt in variables}:
+    made_by = [(local, stmt, value) for local, stmt, value in _assignments(rule, fn.body.body)
+               if isinstance(value, cst.Call)
+               and rule._model_api(value, False) in ("Variable", "VariableV1")]
+    if not made or {id(c) for c in made} != {id(value) for _, _, value in made_by}:
         return None  # other model code, or a variable made otherwise
-    if scoped[0] and (rule._uses_saver or "get_collection" in {
+    variables = [(local, stmt) for local, stmt, _ in made_by]
+    scoped = any(all(stmt is not top for top in fn.body.body) for _, stmt in variables)
+    if scoped and (rule._uses_saver or "get_collection" in {
             n.value for n in nodes_of(module, cst.Name)}):
         return None  # (their TF1 names carry the name scopes, which a Saver would look up)
     params = [p.name.value for p in fn.params.params]
@@ -119,17 +120,16 @@ def per_call_function(rule, fn: cst.FunctionDef, module: cst.Module) -> Optional
     return PerCall(fn, variables, dropped, kept[:at] + [local for local, _ in variables] + kept[at:])
 
 
-def _statements(rule, body, scoped: List[bool]) -> List[Tuple[str, cst.SimpleStatementLine]]:
-    """The ``name = value`` statements of ``body`` and of the ``with tf.name_scope("...")``
-    blocks in it (``scoped[0]``: there is one)."""
-    out: List[Tuple[str, cst.SimpleStatementLine]] = []
+def _assignments(rule, body) -> List[Tuple[str, cst.SimpleStatementLine, cst.BaseExpression]]:
+    """(name, statement, value) of the ``name = value`` statements of ``body`` and of
+    the ``with tf.name_scope("...")`` blocks in it."""
+    out: List[Tuple[str, cst.SimpleStatementLine, cst.BaseExpression]] = []
     for stmt in body:
-        found = _assigned(stmt)
+        found = name_assignment(stmt)
         if found is not None:
-            out.append((found[0], stmt))
+            out.append((found[0], stmt, found[1]))
         elif isinstance(stmt, cst.With) and _name_scopes(rule, stmt):
-            scoped[0] = True
-            out += _statements(rule, stmt.body.body, scoped)
+            out += _assignments(rule, stmt.body.body)
     return out
 
 
@@ -141,26 +141,10 @@ def _name_scopes(rule, stmt: cst.With) -> bool:
         and isinstance(item.item.args[0].value, cst.SimpleString) for item in stmt.items)
 
 
-def _assigned(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``name = value``: (name, value)."""
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 \
-            and isinstance(stmt.body[0].targets[0].target, cst.Name):
-        return stmt.body[0].targets[0].target.value, stmt.body[0].value
-    return None
-
-
 def _calls(module: cst.Module, name: str) -> Optional[List[cst.Call]]:
     """The calls of ``name``, in module-level statements (the guard's, and those of
     ``with`` blocks there); None if the name is used otherwise."""
-    def simple(body) -> list:  # (in `with tf.name_scope(...)` blocks too)
-        return [s for stmt in body for s in (
-            [stmt] if isinstance(stmt, cst.SimpleStatementLine)
-            else simple(stmt.body.body) if isinstance(stmt, cst.With)
-            and isinstance(stmt.body, cst.IndentedBlock) else [])]
-
-    top = simple(module.body) + [s for g in module.body if is_main_guard(g, without_else=True)
-                                 for s in simple(g.body.body)]
+    top = list(run_once_statements(module, into_functions=False))
     calls: List[cst.Call] = []
     for stmt in top:
         calls += [c for c in nodes_of(stmt, cst.Call)
@@ -237,7 +221,7 @@ class PerCallFunctions:
         if not any(isinstance(c.func, cst.Name) and c.func.value in self._per_call
                    for c in nodes_of(stmt, cst.Call)):
             return stmt, []
-        target = _assigned(stmt)
+        target = name_assignment(stmt)
         made: List[cst.BaseStatement] = []
         owner = self
 

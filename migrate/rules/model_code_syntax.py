@@ -48,15 +48,24 @@ def single_target(stmt: cst.SimpleStatementLine) -> Optional[str]:
     return None
 
 
-def construction(node: cst.CSTNode) -> Optional[Tuple[str, str]]:
-    """(``name``, ``Class``) of ``name = Class(...)``: an assignment, or a statement
-    that is only that."""
+def name_assignment(node: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """(``name``, ``value``) of ``name = value``: an assignment, or a statement that
+    is only that."""
     if isinstance(node, cst.SimpleStatementLine):
         node = node.body[0] if len(node.body) == 1 else None
     if isinstance(node, cst.Assign) and len(node.targets) == 1 \
-            and isinstance(node.targets[0].target, cst.Name) \
-            and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name):
-        return node.targets[0].target.value, node.value.func.value
+            and isinstance(node.targets[0].target, cst.Name):
+        return node.targets[0].target.value, node.value
+    return None
+
+
+def construction(node: cst.CSTNode) -> Optional[Tuple[str, str]]:
+    """(``name``, ``Class``) of ``name = Class(...)``: an assignment, or a statement
+    that is only that."""
+    found = name_assignment(node)
+    if found is not None and isinstance(found[1], cst.Call) \
+            and isinstance(found[1].func, cst.Name):
+        return found[0], found[1].func.value
     return None
 
 

@@ -21,6 +21,7 @@ The rewrite is session_rewrite.py (the ``SessionRewriting`` mixin), from the pla
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
@@ -561,15 +562,14 @@ def _initial_value_assigns(fn: cst.FunctionDef, is_maker) -> Set[int]:
     Assign nodes (their draws are initial values)."""
     assigns = [n for n in nodes(fn.body) if isinstance(n, cst.Assign) and len(n.targets) == 1
                and isinstance(n.targets[0].target, cst.Name)]
-    in_makers = {id(name) for call in nodes(fn.body) if isinstance(call, cst.Call) and is_maker(call)
+    in_makers = {id(name) for call in nodes_of(fn.body, cst.Call) if is_maker(call)
                  for arg in call.args for name in nodes(arg.value) if isinstance(name, cst.Name)}
     targets = {id(a.targets[0].target) for a in assigns}
-    out: Set[int] = set()
-    for a in assigns:
-        name = a.targets[0].target.value
-        reads = [n for n in nodes(fn.body) if isinstance(n, cst.Name) and n.value == name
-                 and id(n) not in targets]
-        bound = sum(1 for b in assigns if b.targets[0].target.value == name)
-        if bound == 1 and reads and all(id(n) in in_makers for n in reads):
-            out.add(id(a))
-    return out
+    reads: Dict[str, List[cst.Name]] = {}  # a name -> its reads in fn
+    for n in nodes_of(fn.body, cst.Name):
+        if id(n) not in targets:
+            reads.setdefault(n.value, []).append(n)
+    bound = Counter(a.targets[0].target.value for a in assigns)
+    return {id(a) for a in assigns if bound[a.targets[0].target.value] == 1
+            and reads.get(a.targets[0].target.value)
+            and all(id(n) in in_makers for n in reads[a.targets[0].target.value])}

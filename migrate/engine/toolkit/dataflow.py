@@ -257,3 +257,14 @@ def mutated_names(node: cst.CSTNode) -> Set[str]:
                 and isinstance(n.target.value, cst.Name):
             out.add(n.target.value.value)
     return out
+
+
+def target_names(target: cst.CSTNode) -> List[str]:
+    """The names an assignment target binds (``a``, ``(a, *b)``; ``x[i]``, ``x.y`` none)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in target_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

@@ -13,6 +13,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from tapeshift.migrate.engine.toolkit.dataflow import target_names
 from tapeshift.migrate.engine.toolkit.variable_store import MODEL_CODE
 from tapeshift.migrate.engine.toolkit.statements import statements
 from tapeshift.migrate.engine.toolkit.walk import nodes
@@ -179,14 +180,12 @@ class KindMixin:
         if fn.asynchronous is not None or any(isinstance(n, (cst.Yield, cst.Await))
                                               for n in nodes(fn.body)):
             return False
-        nested = {id(n) for d in statements(fn.body) if isinstance(d, (cst.FunctionDef, cst.ClassDef))
-                  for n in statements(d.body)}
-        returned = [n.value for n in statements(fn.body)
-                    if isinstance(n, cst.Return) and id(n) not in nested]
+        own = _own_statements(fn)
+        returned = [n.value for n in own if isinstance(n, cst.Return)]
         values = [v for v in returned if v is not None]
         if not returned or len(values) != len(returned):
             return False  # (a bare return gives None)
-        local = _local_kinds(self, fn, kinds)
+        local = _local_kinds(self, fn, own, kinds)
         return local is not None and all(self.expr_kind(v, local) == "tensor" for v in values)
 
     def infer_kinds(self, module: cst.Module):
@@ -239,13 +238,18 @@ class KindMixin:
         return kinds, elements
 
 
-def _local_kinds(owner, fn: cst.FunctionDef, kinds: dict) -> Optional[dict]:
-    """The kinds of ``fn``'s names where it returns (``kinds``: the names it reads
-    from outside; a parameter, or a name bound other than by ``name = value``, is
-    unknown)."""
+def _own_statements(fn: cst.FunctionDef) -> List[cst.CSTNode]:
+    """The statements of ``fn``'s body, not those of the functions and classes in it."""
     nested = {id(n) for d in statements(fn.body) if isinstance(d, (cst.FunctionDef, cst.ClassDef))
               for n in statements(d.body)}
-    inner = [n for n in statements(fn.body) if id(n) not in nested]
+    return [n for n in statements(fn.body) if id(n) not in nested]
+
+
+def _local_kinds(owner, fn: cst.FunctionDef, inner: List[cst.CSTNode],
+                 kinds: dict) -> Optional[dict]:
+    """The kinds of ``fn``'s names where it returns (``inner``: its own statements;
+    ``kinds``: the names it reads from outside; a parameter, or a name bound other
+    than by ``name = value``, is unknown)."""
     declared = (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params,
                 *[p for p in (fn.params.star_arg, fn.params.star_kwarg) if isinstance(p, cst.Param)])
     unknown = {p.name.value for p in declared}
@@ -266,7 +270,7 @@ def _local_kinds(owner, fn: cst.FunctionDef, kinds: dict) -> Optional[dict]:
         elif isinstance(n, (cst.Import, cst.ImportFrom, cst.ExceptHandler, cst.Global,
                             cst.Nonlocal)):
             return None  # (names bound or declared otherwise: not followed)
-        unknown |= {m.value for t in targets for m in _target_names(t)}
+        unknown |= {name for t in targets for name in target_names(t)}
     bound = unknown | {n.targets[0].target.value for n in simple}
     local = {k: v for k, v in kinds.items() if k not in bound}
     for n in simple:
@@ -276,17 +280,6 @@ def _local_kinds(owner, fn: cst.FunctionDef, kinds: dict) -> Optional[dict]:
     for name in unknown:
         local[name] = "unknown"
     return local
-
-
-def _target_names(expr: cst.CSTNode) -> List[cst.Name]:
-    """The names a target binds (``a``, ``(a, b)``; ``x[i]`` none)."""
-    if isinstance(expr, cst.Name):
-        return [expr]
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return [n for e in expr.elements for n in _target_names(e.value)]
-    if isinstance(expr, cst.StarredElement):
-        return _target_names(expr.value)
-    return []
 
 
 def _handle(expr: cst.BaseExpression) -> str:
@@ -328,4 +321,3 @@ def _single_loop_vars(call: cst.Call) -> int:
             for e in loop_vars.elements):
         return len(loop_vars.elements)
     return -1
-
